@@ -25,6 +25,7 @@ __all__ = [
     "Graph",
     "GraphBuilder",
     "GraphMeta",
+    "GuardFailure",
     "Node",
     "NodeMeta",
     "PassRecord",
@@ -43,6 +44,18 @@ PRIM_OPS = frozenset({"ivytrace.getattr", "ivytrace.setattr", "ivytrace.getitem"
 - ``ivytrace.getitem(obj, key)`` reads an item of a stateful mapping;
 - ``ivytrace.guard(value, expected)`` fails the call unless ``value == expected`` (an effect).
 """
+
+
+class GuardFailure(RuntimeError):
+    """Raised when a graph is called on inputs for which a decision made while tracing
+    (an ``if`` on a tensor, a ``len()``, a shape comparison) would go the other way.
+
+    The message names the guard's reason and the user's source line.
+    """
+
+    def __init__(self, message: str, node_index: int = -1) -> None:
+        super().__init__(message)
+        self.node_index = node_index
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +171,9 @@ class Graph:
     """Objects supplied by the running process (modules, stateful objects)."""
     input_names: tuple[str, ...] = ()
     """Readable names of the inputs (the traced function's parameter names), for printing."""
+    arg_names: tuple[str, ...] = ()
+    """Names of the call's positional parameters (from the traced function's signature), one
+    per child of ``in_tree.children[0]`` where known; generated code uses them."""
     meta: GraphMeta = field(default_factory=GraphMeta)
     """Name, source framework, format version, pass history."""
 

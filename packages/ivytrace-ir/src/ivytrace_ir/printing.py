@@ -228,9 +228,7 @@ def to_dot(graph: Graph) -> str:
         if data.get("spec"):
             label += "\\n" + _dot_escape(data["spec"])
         style = ", style=dashed" if data.get("generator") else ""
-        lines.append(
-            f'  {ids[k]} [label="{label}", shape={shapes[data["kind"]]}{style}];'
-        )
+        lines.append(f'  {ids[k]} [label="{label}", shape={shapes[data["kind"]]}{style}];')
     for a, b, data in edges:
         lab = f' [label="{_dot_escape(data["value"])}"]' if data.get("value") else ""
         lines.append(f"  {ids[a]} -> {ids[b]}{lab};")

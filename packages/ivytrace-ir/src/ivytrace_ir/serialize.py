@@ -183,6 +183,7 @@ def dumps_structure(graph: Graph) -> dict[str, Any]:
         },
         "inputs": [_enc_value(v) for v in graph.inputs],
         "input_names": list(graph.input_names),
+        "arg_names": list(graph.arg_names),
         "in_tree": _enc_tree(graph.in_tree, "the input tree"),
         "nodes": nodes,
         "outputs": [_enc_arg(o, "graph outputs") for o in graph.outputs],
@@ -515,6 +516,7 @@ def load(
         out_tree=out_tree,
         constants=tuple(constants),
         input_names=tuple(str(n) for n in s.get("input_names", [])),
+        arg_names=tuple(str(n) for n in s.get("arg_names", [])),
         meta=meta,
     )
     try:
