@@ -1,3 +1,21 @@
-"""placeholder"""
+"""ivytrace-intercept: record one run of torch / tensorflow / jax / numpy code into a raw IR graph.
 
-__all__: list[str] = []
+Recording is per thread and patches nothing global: other threads using the
+frameworks meanwhile are neither recorded nor disturbed.
+"""
+
+from .recorder import IdentityMap, Recorder, TraceError
+from .scalars import TrackedFloat, TrackedInt, is_tracked_scalar, tracked_value
+from .trace import TraceResult, trace
+
+__all__ = [
+    "IdentityMap",
+    "Recorder",
+    "TraceError",
+    "TraceResult",
+    "TrackedFloat",
+    "TrackedInt",
+    "is_tracked_scalar",
+    "trace",
+    "tracked_value",
+]

@@ -1,0 +1,348 @@
+"""The recorder: one per trace, it turns intercepted calls into IR nodes.
+
+Framework interceptors call :meth:`Recorder.record_call` for every outermost backend
+call; tracked scalars call :meth:`Recorder.scalar_op` / :meth:`Recorder.scalar_guard`;
+stateful objects call :meth:`Recorder.on_getattr` / :meth:`Recorder.on_setattr`.
+All state lives on the recorder instance (nothing at module level), and a recorder is
+used by the one thread that runs the trace.
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ivytrace_ir import (
+    LEAF,
+    Const,
+    GraphBuilder,
+    NodeMeta,
+    ObjectSpec,
+    Opaque,
+    SourceLoc,
+    Spec,
+    Symbol,
+    TreeDef,
+    Value,
+    framework_of,
+    spec_of,
+)
+
+from .scalars import is_tracked_scalar, make_tracked, scalar_spec, tracked_value
+
+__all__ = ["IdentityMap", "Recorder", "TraceError"]
+
+_LITERAL_TYPES = (type(None), bool, int, float, complex, str, type(Ellipsis))
+
+
+class TraceError(RuntimeError):
+    """Tracing could not record the function faithfully; the message says where and why."""
+
+
+class IdentityMap:
+    """Object -> value by identity, holding the objects so their ids cannot be reused
+    while the trace runs (the mistake of naming values by a bare ``id()``)."""
+
+    def __init__(self) -> None:
+        self._d: dict[int, tuple[Any, Any]] = {}
+
+    def get(self, obj: Any) -> Any:
+        hit = self._d.get(id(obj))
+        return hit[1] if hit is not None and hit[0] is obj else None
+
+    def set(self, obj: Any, value: Any) -> None:
+        self._d[id(obj)] = (obj, value)
+
+    def __contains__(self, obj: Any) -> bool:
+        hit = self._d.get(id(obj))
+        return hit is not None and hit[0] is obj
+
+
+@dataclass
+class Recorder:
+    """Everything one trace accumulates."""
+
+    name: str = "graph"
+    skip_dirs: tuple[str, ...] = ()
+    """Source directories whose frames are not the user's (ivytrace, the frameworks)."""
+    builder: GraphBuilder = field(init=False)
+    values: IdentityMap = field(default_factory=IdentityMap)
+    drawn: dict[int, Any] = field(default_factory=dict)
+    """Generator output value id -> the value drawn while tracing (a snapshot)."""
+    depth: int = 0
+    """> 0 while a recorded call runs: calls made inside it are not recorded."""
+    finished: bool = False
+    arg_converters: list[Callable[[Any], Any]] = field(default_factory=list)
+    """Framework hooks: runtime object -> IR argument, or ``NotImplemented``."""
+    result_splitters: list[Callable[[Any], Any]] = field(default_factory=list)
+    """Framework hooks splitting a framework-specific result (``torch.Size``) into leaves."""
+    unknown_array: list[Callable[[Any], Value | None]] = field(default_factory=list)
+    """Framework hooks that bind an array not seen before (a module parameter)."""
+    snapshot: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
+    """Framework -> function copying an array (for generator draws)."""
+    frameworks: set[str] = field(default_factory=set)
+    _guard_keys: set[Any] = field(default_factory=set)
+    _attr_reads: dict[tuple[int, str], Value] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.builder = GraphBuilder(self.name)
+
+    # ------------------------------------------------------------ state
+    @property
+    def recording(self) -> bool:
+        """Whether a call seen now is an outermost call to record."""
+        return self.depth == 0 and not self.finished
+
+    def source(self) -> SourceLoc | None:
+        """The innermost frame that belongs to the user (not ivytrace, not a framework)."""
+        frame = sys._getframe(1)
+        skip = self.skip_dirs
+        while frame is not None:
+            fname = frame.f_code.co_filename
+            if not fname.startswith(skip) and not fname.startswith("<frozen"):
+                line = frame.f_lineno
+                code = linecache.getline(fname, line).strip()
+                return SourceLoc(fname, line, frame.f_code.co_name, code)
+            frame = frame.f_back
+        return None
+
+    # ------------------------------------------------------------ arguments
+    def value_of(self, obj: Any) -> Value | None:
+        """The value an object stands for in the graph, if it is tracked."""
+        v = tracked_value(obj)
+        if v is not None:
+            return v
+        return self.values.get(obj)
+
+    def to_ir(self, obj: Any) -> Any:
+        """A runtime argument as an IR argument tree."""
+        v = tracked_value(obj)
+        if v is not None:
+            return v
+        t = type(obj)
+        if t in _LITERAL_TYPES:
+            return obj
+        if t is tuple:
+            return tuple(self.to_ir(o) for o in obj)
+        if t is list:
+            return [self.to_ir(o) for o in obj]
+        if t is dict:
+            return {k: self.to_ir(o) for k, o in obj.items()}
+        if t is slice:
+            return slice(self.to_ir(obj.start), self.to_ir(obj.stop), self.to_ir(obj.step))
+        hit = self.values.get(obj)
+        if hit is not None:
+            return hit
+        for conv in self.arg_converters:
+            out = conv(obj)
+            if out is not NotImplemented:
+                return out
+        if framework_of(obj) is not None:
+            for bind in self.unknown_array:
+                bound = bind(obj)
+                if bound is not None:
+                    return bound
+            return self.capture_constant(obj)
+        if isinstance(obj, tuple):  # namedtuples and other tuple subclasses
+            return tuple(self.to_ir(o) for o in obj)
+        if isinstance(obj, int | float | complex | str):
+            return t.__mro__[1](obj) if t not in _LITERAL_TYPES else obj
+        return Opaque(obj)
+
+    def capture_constant(self, obj: Any) -> Const:
+        """An array from outside the trace (a global, a closure variable): held by reference."""
+        c = self.builder.add_constant(obj, spec_of(obj), "captured")
+        self.values.set(obj, c)
+        return c
+
+    # ------------------------------------------------------------ nodes
+    def record_call(
+        self,
+        op: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        result: Any,
+        *,
+        generator: bool = False,
+        mutates: tuple[int, ...] = (),
+        effect: bool = False,
+        track_scalars: bool = True,
+        guard_why: str | None = None,
+    ) -> Any:
+        """Add a node for ``op(*args, **kwargs) -> result``; return ``result`` with its
+        Python scalars replaced by tracked ones.
+
+        Results that cannot be tracked (bools, and ints/floats when ``track_scalars`` is
+        false because Python will convert them) are guarded instead: the graph recomputes
+        them and refuses inputs for which they differ. ``guard_why`` says why, for the error.
+        """
+        ir_args = tuple(self.to_ir(a) for a in args)
+        ir_kwargs = {k: self.to_ir(v) for k, v in kwargs.items()}
+        src = self.source()
+        if mutates and result is None:  # __setitem__: the new version of the target
+            result_tree_obj: Any = args[mutates[0]]
+        else:
+            result_tree_obj = result
+        leaves, tree, rebuild = self._split_result(result_tree_obj)
+        specs: list[Spec] = []
+        for leaf in leaves:
+            fw = framework_of(leaf)
+            if fw is not None:
+                specs.append(spec_of(leaf, fw))
+                self.frameworks.add(fw)
+            elif isinstance(leaf, bool | int | float | complex):
+                specs.append(scalar_spec(leaf))
+            else:
+                specs.append(ObjectSpec(f"{type(leaf).__module__}.{type(leaf).__qualname__}"))
+        meta = NodeMeta(
+            source=src, generator=generator, effect=effect or bool(mutates), mutates=mutates
+        )
+        outs = self.builder.add_node(op, ir_args, ir_kwargs, tuple(specs), tree, meta)
+        new_leaves = []
+        for leaf, v in zip(leaves, outs):
+            if framework_of(leaf) is not None:
+                self.values.set(leaf, v)
+                if generator:
+                    self.drawn[v.id] = self.snapshot.get(v.spec.framework, _identity)(leaf)  # type: ignore[union-attr]
+                new_leaves.append(leaf)
+            elif isinstance(leaf, int | float) and not isinstance(leaf, bool) and track_scalars:
+                new_leaves.append(make_tracked(leaf, v, self))
+            elif isinstance(leaf, bool | int | float | str | type(None)):
+                why = guard_why or f"{op} returned {leaf!r}, a Python value the code went on with"
+                self.guard(v, leaf, why, src)
+                new_leaves.append(leaf)
+            else:
+                sym = self.to_ir(leaf)
+                if isinstance(sym, Symbol):
+                    self.guard(
+                        v, sym, f"{op} returned {sym.name}, which the code went on with", src
+                    )
+                new_leaves.append(leaf)
+        if mutates and result is None:
+            return None
+        return rebuild(new_leaves)
+
+    def _split_result(self, result: Any) -> tuple[list[Any], TreeDef, Callable[[list[Any]], Any]]:
+        """Leaves (arrays and scalars), their tree, and a function rebuilding the result."""
+        if framework_of(result) is not None or isinstance(result, bool | int | float | complex):
+            return [result], LEAF, lambda leaves: leaves[0]
+        for conv in self.result_splitters:
+            out = conv(result)
+            if out is not None:
+                return out
+        if type(result) in (tuple, list) or (
+            isinstance(result, tuple) and hasattr(type(result), "_fields")
+        ):
+            parts = [self._split_result(r) for r in result]
+            leaves = [leaf for p in parts for leaf in p[0]]
+            kind = "list" if type(result) is list else "tuple"
+            cls = type(result)
+            tree = (
+                TreeDef(
+                    "namedtuple",
+                    tuple(p[1] for p in parts),
+                    tuple(cls._fields),
+                    f"{cls.__module__}.{cls.__qualname__}",
+                    cls,
+                )
+                if hasattr(cls, "_fields")
+                else TreeDef(kind, tuple(p[1] for p in parts))
+            )
+            sizes = [len(p[0]) for p in parts]
+
+            def rebuild(new: list[Any]) -> Any:
+                out, k = [], 0
+                for (_, _, rb), n in zip(parts, sizes):
+                    out.append(rb(new[k : k + n]))
+                    k += n
+                if kind == "list":
+                    return out
+                return cls(*out) if hasattr(cls, "_fields") else cls(out)
+
+            return leaves, tree, rebuild
+        return [result], LEAF, lambda leaves: leaves[0]
+
+    def guard(self, value: Value, expected: Any, why: str, src: SourceLoc | None = None) -> None:
+        """Add ``ivytrace.guard(value, expected)`` unless the same guard exists."""
+        key = (value.id, repr(expected))
+        if key in self._guard_keys:
+            return
+        self._guard_keys.add(key)
+        self.builder.add_node(
+            "ivytrace.guard",
+            (value, expected),
+            meta=NodeMeta(source=src or self.source(), effect=True, note=why),
+        )
+
+    # ------------------------------------------------------------ tracked scalars
+    def scalar_op(self, op: str, args: tuple[Any, ...], raw: Any) -> Any:
+        """Arithmetic on tracked scalars: a node, and a tracked result."""
+        if not self.recording:
+            return raw
+        ir_args = tuple(self.to_ir(a) for a in args)
+        (v,) = self.builder.add_node(
+            op, ir_args, out_specs=(scalar_spec(raw),), meta=NodeMeta(source=self.source())
+        )
+        if isinstance(raw, bool):
+            self.guard(v, raw, f"{op} of a scalar taken from an array gave a Python bool")
+            return raw
+        return make_tracked(raw, v, self)
+
+    def scalar_guard(self, op: str | None, args: tuple[Any, ...], expected: Any, why: str) -> None:
+        """A tracked scalar decided something outside the graph: guard its value."""
+        if not self.recording:
+            return
+        src = self.source()
+        if op is None:
+            value = tracked_value(args[0])
+        else:
+            ir_args = tuple(self.to_ir(a) for a in args)
+            (value,) = self.builder.add_node(
+                op, ir_args, out_specs=(scalar_spec(expected),), meta=NodeMeta(source=src)
+            )
+        assert value is not None
+        self.guard(
+            value, expected if not is_tracked_scalar(expected) else expected._plain(), why, src
+        )
+
+    # ------------------------------------------------------------ stateful objects
+    def on_getattr(self, owner: Value, name: str, val: Any) -> Any:
+        """A stateful object's attribute was read."""
+        if not self.recording or name.startswith("__"):
+            return val
+        if framework_of(val) is None or val in self.values:
+            return val
+        key = (owner.id, name)
+        (v,) = self.builder.add_node(
+            "ivytrace.getattr",
+            (owner, name),
+            out_specs=(spec_of(val),),
+            meta=NodeMeta(source=self.source()),
+        )
+        self._attr_reads[key] = v
+        self.values.set(val, v)
+        return val
+
+    def on_setattr(self, owner: Value, name: str, val: Any) -> None:
+        """A stateful object's attribute was written."""
+        if not self.recording or name.startswith("__"):
+            return
+        if callable(val) and framework_of(val) is None:
+            return
+        self.builder.add_node(
+            "ivytrace.setattr",
+            (owner, name, self.to_ir(val)),
+            meta=NodeMeta(source=self.source(), effect=True),
+        )
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def iter_frameworks(objs: Iterable[Any]) -> set[str]:
+    """Frameworks of the arrays among ``objs``."""
+    return {fw for o in objs if (fw := framework_of(o)) is not None}

@@ -1,0 +1,173 @@
+"""Python scalars derived from arrays, tracked so a graph computes them afresh.
+
+``x.shape[0]``, ``x.size(1)``, ``x.item()`` and arithmetic on them return
+:class:`TrackedInt` / :class:`TrackedFloat`: real ``int`` / ``float`` subclasses that
+also remember the graph value they stand for. Where one leaves the graph's reach (a
+comparison deciding an ``if``, ``int()``, ``range()``), the recorder adds a guard so the
+graph refuses inputs for which the decision would go the other way.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import TYPE_CHECKING, Any
+
+from ivytrace_ir import ScalarSpec, Value
+
+if TYPE_CHECKING:
+    from .recorder import Recorder
+
+__all__ = [
+    "TrackedFloat",
+    "TrackedInt",
+    "is_tracked_scalar",
+    "make_tracked",
+    "scalar_spec",
+    "tracked_value",
+]
+
+
+def tracked_value(obj: Any) -> Value | None:
+    """The graph value a tracked scalar stands for, else ``None``."""
+    return getattr(obj, "_ivy_value", None) if isinstance(obj, TrackedInt | TrackedFloat) else None
+
+
+def is_tracked_scalar(obj: Any) -> bool:
+    """Whether ``obj`` is a tracked Python scalar."""
+    return isinstance(obj, TrackedInt | TrackedFloat)
+
+
+def _binary(name: str, fn: Any, reflected: bool = False) -> Any:
+    def method(self: Any, other: Any) -> Any:
+        if not isinstance(other, int | float):
+            return NotImplemented  # arrays and sequences take over (``n * tensor``)
+        a, b = (other, self) if reflected else (self, other)
+        raw = fn(_plain(a), _plain(b))
+        return self._rec.scalar_op(f"operator.{name}", (a, b), raw)
+
+    return method
+
+
+def _compare(name: str, fn: Any) -> Any:
+    def method(self: Any, other: Any) -> Any:
+        if not isinstance(other, int | float):
+            return NotImplemented
+        raw = fn(self._plain(), _plain(other))
+        why = f"a comparison ({name}) of a size or scalar taken from an array decided Python control flow"
+        self._rec.scalar_guard(f"operator.{name}", (self, other), raw, why)
+        return raw
+
+    return method
+
+
+def _unary(opname: str, fn: Any) -> Any:
+    def method(self: Any, *rest: Any) -> Any:
+        return self._rec.scalar_op(opname, (self, *rest), fn(self._plain(), *rest))
+
+    return method
+
+
+def _leaving(conv: Any, why: str) -> Any:
+    """``int()``, ``float()``, ``bool()``, ``__index__``: the value leaves the graph -> guard."""
+
+    def method(self: Any) -> Any:
+        self._rec.scalar_guard(None, (self,), self._plain(), why)
+        return conv(self._plain())
+
+    return method
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, TrackedInt):
+        return int.__int__(x)
+    if isinstance(x, TrackedFloat):
+        return float.__float__(x)
+    return x
+
+
+class _TrackedMixin:
+    __slots__ = ()
+    _ivy_value: Value
+    _rec: Recorder
+
+    def _plain(self) -> Any:
+        return _plain(self)
+
+
+_ARITH = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
+    "pow": operator.pow,
+}  # fmt: skip
+_CMP = {
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+}
+_UNARY = {
+    "__neg__": ("operator.neg", operator.neg), "__pos__": ("operator.pos", operator.pos),
+    "__abs__": ("operator.abs", operator.abs), "__ceil__": ("math.ceil", math.ceil),
+    "__floor__": ("math.floor", math.floor), "__trunc__": ("math.trunc", math.trunc),
+    "__round__": ("builtins.round", round),
+}  # fmt: skip
+
+
+def _make(base: type, name: str) -> type:
+    ns: dict[str, Any] = {"__module__": __name__}
+    for op, fn in _ARITH.items():
+        ns[f"__{op}__"] = _binary(op, fn)
+        ns[f"__r{op}__"] = _binary(op, fn, reflected=True)
+    for op, fn in _CMP.items():
+        ns[f"__{op}__"] = _compare(op, fn)
+    for dunder, (opname, fn) in _UNARY.items():
+        ns[dunder] = _unary(opname, fn)
+    ns["__hash__"] = base.__hash__
+    ns["__bool__"] = _leaving(
+        bool, "the truth of a scalar taken from an array decided Python control flow"
+    )
+    ns["__int__"] = _leaving(int, "int() of a scalar taken from an array left the graph")
+    ns["__float__"] = _leaving(float, "float() of a scalar taken from an array left the graph")
+    if base is int:
+        ns["__index__"] = _leaving(
+            int, "a size taken from an array was used as a Python index or count (range, a list)"
+        )
+    ns["__repr__"] = lambda self: repr(self._plain())
+    ns["__str__"] = lambda self: str(self._plain())
+    ns["__format__"] = lambda self, spec: format(self._plain(), spec)
+    ns["__reduce__"] = lambda self: (base, (self._plain(),))
+
+    def __new__(cls: type, raw: Any, value: Value, rec: Recorder) -> Any:
+        obj = base.__new__(cls, raw)
+        obj._ivy_value = value
+        obj._rec = rec
+        return obj
+
+    ns["__new__"] = __new__
+    return type(name, (_TrackedMixin, base), ns)
+
+
+TrackedInt = _make(int, "TrackedInt")
+TrackedFloat = _make(float, "TrackedFloat")
+
+
+def make_tracked(raw: Any, value: Value, rec: Recorder) -> Any:
+    """Wrap a plain scalar as the tracked scalar standing for ``value``."""
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, int):
+        return TrackedInt(raw, value, rec)
+    if isinstance(raw, float):
+        return TrackedFloat(raw, value, rec)
+    return raw
+
+
+def scalar_spec(raw: Any) -> ScalarSpec:
+    """The spec of a Python scalar."""
+    for t in (bool, int, float, complex):
+        if isinstance(raw, t):
+            return ScalarSpec(t.__name__)
+    raise TypeError(type(raw))

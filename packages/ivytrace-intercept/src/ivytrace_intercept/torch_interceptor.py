@@ -1,0 +1,312 @@
+"""Recording torch calls with a thread-local ``TorchFunctionMode``.
+
+Nothing in torch is patched: the mode is pushed on this thread's torch-function mode
+stack for the duration of the trace, so other threads using torch are neither recorded
+nor disturbed, and leaving the ``with`` block (normally or by an exception) leaves torch
+exactly as it was. Inside a recorded call the mode is off, so only outermost calls are
+recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import types
+from typing import Any
+
+from ivytrace_ir import LEAF, Symbol, TreeDef, Value
+
+from .recorder import Recorder, TraceError
+
+__all__ = ["TorchInterceptor", "torch_name_of", "torch_names"]
+
+# Random draws. ``dropout``-like functions draw only when training (see _is_generator).
+_GENERATORS = frozenset(
+    {
+        "torch.rand", "torch.randn", "torch.randint", "torch.rand_like", "torch.randn_like",
+        "torch.randint_like", "torch.normal", "torch.bernoulli", "torch.multinomial",
+        "torch.randperm", "torch.poisson", "torch.Tensor.uniform_", "torch.Tensor.normal_",
+        "torch.Tensor.bernoulli_", "torch.Tensor.random_", "torch.Tensor.exponential_",
+        "torch.Tensor.geometric_", "torch.Tensor.log_normal_", "torch.Tensor.cauchy_",
+        "torch.Tensor.bernoulli", "torch.Tensor.multinomial", "torch.nn.init.uniform_",
+        "torch.nn.init.normal_", "torch.nn.init.xavier_uniform_", "torch.nn.init.xavier_normal_",
+        "torch.nn.init.kaiming_uniform_", "torch.nn.init.kaiming_normal_",
+        "torch.nn.init.trunc_normal_", "torch.nn.init.orthogonal_",
+    }
+)  # fmt: skip
+_DROPOUTS = frozenset(
+    {
+        "torch.nn.functional.dropout", "torch.nn.functional.dropout1d",
+        "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d",
+        "torch.nn.functional.alpha_dropout", "torch.nn.functional.feature_alpha_dropout",
+        "torch.nn.functional.rrelu", "torch.dropout", "torch.alpha_dropout",
+        "torch.feature_dropout", "torch.feature_alpha_dropout",
+    }
+)  # fmt: skip
+# Calls that only render or inspect: run, never recorded (``print(x)`` leaves no node).
+_PASSTHROUGH = frozenset(
+    {
+        "torch.Tensor.__repr__", "torch.Tensor.__str__", "torch.Tensor.__format__",
+        "torch.Tensor.__reduce_ex__", "torch.Tensor.__deepcopy__", "torch.Tensor.data_ptr",
+        "torch.Tensor.__dir__", "torch.Tensor.__array__", "torch.Tensor.__hash__",
+        "torch.Tensor.__torch_function__", "torch.Tensor.register_hook",
+    }
+)  # fmt: skip
+# Results that Python converts to a plain int/float/bool (the subclass is lost): guard.
+_LEAVES_GRAPH = frozenset(
+    {"torch.Tensor.__len__", "torch.Tensor.__int__", "torch.Tensor.__float__", "torch.Tensor.__index__",
+     "torch.Tensor.__bool__", "torch.Tensor.__complex__"}
+)  # fmt: skip
+_INPLACE_DUNDERS = frozenset(
+    {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__",
+     "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__", "__imatmul__", "__setitem__"}
+)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=1)
+def torch_names() -> dict[Any, str]:
+    """Public torch callable -> its fully qualified public name (built once per process)."""
+    import torch
+    import torch.nn.functional as F
+
+    table: dict[Any, str] = {}
+
+    def add(ns: Any, prefix: str) -> None:
+        for attr in dir(ns):
+            if attr.startswith("_") and not (attr.startswith("__") and attr.endswith("__")):
+                continue
+            try:
+                obj = getattr(ns, attr)
+            except Exception:
+                continue
+            if isinstance(obj, types.ModuleType | type) and not callable(
+                getattr(obj, "__get__", None)
+            ):
+                continue
+            try:
+                table.setdefault(obj, f"{prefix}.{attr}")
+            except TypeError:  # unhashable
+                continue
+
+    add(torch.Tensor, "torch.Tensor")
+    add(F, "torch.nn.functional")
+    for sub in ("linalg", "fft", "special", "nn.init"):
+        mod = torch
+        for part in sub.split("."):
+            mod = getattr(mod, part)
+        add(mod, f"torch.{sub}")
+    add(torch, "torch")
+    return table
+
+
+@functools.lru_cache(maxsize=1)
+def _torch_symbols() -> dict[Any, str]:
+    """dtype / layout / memory-format objects -> their public names."""
+    import torch
+
+    out: dict[Any, str] = {}
+    for attr in dir(torch):
+        obj = getattr(torch, attr, None)
+        if isinstance(obj, torch.dtype | torch.layout | torch.memory_format):
+            out.setdefault(obj, f"torch.{attr}")
+    return out
+
+
+def torch_name_of(func: Any) -> str | None:
+    """The public name under which ``func`` is reachable, or ``None``."""
+    names = torch_names()
+    try:
+        hit = names.get(func)
+    except TypeError:
+        hit = None
+    if hit is not None:
+        return hit
+    owner = getattr(func, "__self__", None)
+    if getattr(func, "__name__", "") == "__get__" and owner is not None:
+        # A property of Tensor (``x.shape``, ``x.T``): the descriptor is the key.
+        for base in ("torch.Tensor",):
+            attr = getattr(owner, "__name__", None)
+            if attr:
+                return f"{base}.{attr}"
+    return None
+
+
+def _is_generator(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    if name in _GENERATORS:
+        return True
+    if name in _DROPOUTS:
+        training = kwargs.get("training", args[2] if len(args) > 2 else True)
+        if name in (
+            "torch.dropout",
+            "torch.alpha_dropout",
+            "torch.feature_dropout",
+            "torch.feature_alpha_dropout",
+        ):
+            training = kwargs.get("train", args[2] if len(args) > 2 else True)
+        return bool(training)
+    return False
+
+
+def _mutated(name: str, kwargs: dict[str, Any]) -> tuple[int, ...]:
+    attr = name.rsplit(".", 1)[-1]
+    if attr in _INPLACE_DUNDERS:
+        return (0,)
+    if (
+        attr.endswith("_")
+        and not attr.endswith("__")
+        and name.startswith(("torch.Tensor.", "torch.nn.init."))
+    ):
+        return (0,)
+    if name.startswith("torch.") and attr.endswith("_") and not attr.endswith("__"):
+        return (0,)  # torch.relu_, torch.sigmoid_ ...
+    if kwargs.get("inplace") is True:
+        return (0,)
+    return ()
+
+
+class TorchInterceptor:
+    """Records torch calls into a :class:`Recorder` while it is entered (``with``)."""
+
+    framework = "torch"
+
+    def __init__(self, rec: Recorder) -> None:
+        import torch
+        from torch.overrides import TorchFunctionMode
+
+        self.rec = rec
+        self.torch = torch
+        interceptor = self
+
+        class _Mode(TorchFunctionMode):
+            def __torch_function__(
+                self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+            ) -> Any:
+                return interceptor.handle(func, tuple(args), kwargs or {})
+
+        self._mode = _Mode()
+        self._module_params: dict[int, tuple[Any, Value, tuple[str, ...], str, str]] = {}
+        self._reads: dict[tuple[int, str, str], Value] = {}
+        rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(torch.__file__))
+        rec.arg_converters.append(self._convert_arg)
+        rec.result_splitters.append(self._split_size)
+        rec.unknown_array.append(self._bind_parameter)
+        rec.snapshot["torch"] = lambda t: t.detach().clone()
+
+    # ---------------------------------------------------------------- lifecycle
+    def __enter__(self) -> TorchInterceptor:
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._mode.__exit__(*exc)
+
+    # ---------------------------------------------------------------- modules
+    def bind_module(self, module: Any, owner: Value) -> None:
+        """Make ``module``'s parameters, buffers and tensor attributes readable from ``owner``."""
+        torch = self.torch
+        for path, sub in module.named_modules(remove_duplicate=False):
+            parts = tuple(path.split(".")) if path else ()
+            for store in ("_parameters", "_buffers"):
+                for name, t in getattr(sub, store).items():
+                    if t is not None and id(t) not in self._module_params:
+                        self._module_params[id(t)] = (t, owner, parts, store, name)
+            for name, t in vars(sub).items():
+                if isinstance(t, torch.Tensor) and id(t) not in self._module_params:
+                    self._module_params[id(t)] = (t, owner, parts, "", name)
+
+    def _bind_parameter(self, t: Any) -> Value | None:
+        hit = self._module_params.get(id(t))
+        if hit is None or hit[0] is not t:
+            return None
+        _, owner, parts, store, name = hit
+        rec = self.rec
+        cur = owner
+        for part in parts:
+            mods = self._read(cur, "ivytrace.getattr", "_modules", "builtins.dict")
+            cur = self._read(mods, "ivytrace.getitem", part, "torch.nn.Module")
+        if store:
+            d = self._read(cur, "ivytrace.getattr", store, "builtins.dict")
+            v = self._read_array(d, "ivytrace.getitem", name, t)
+        else:
+            v = self._read_array(cur, "ivytrace.getattr", name, t)
+        rec.values.set(t, v)
+        return v
+
+    def _read(self, obj: Value, op: str, key: str, type_name: str) -> Value:
+        from ivytrace_ir import NodeMeta, ObjectSpec
+
+        (v,) = self.rec.builder.add_node(
+            op, (obj, key), out_specs=(ObjectSpec(type_name),), meta=NodeMeta()
+        )
+        return v
+
+    def _read_array(self, obj: Value, op: str, key: str, t: Any) -> Value:
+        from ivytrace_ir import NodeMeta, spec_of
+
+        (v,) = self.rec.builder.add_node(
+            op, (obj, key), out_specs=(spec_of(t, "torch"),), meta=NodeMeta()
+        )
+        return v
+
+    # ---------------------------------------------------------------- conversions
+    def _convert_arg(self, obj: Any) -> Any:
+        torch = self.torch
+        if isinstance(obj, torch.Size):
+            return tuple(self.rec.to_ir(d) for d in obj)
+        if isinstance(obj, torch.device):
+            return str(obj)
+        sym = (
+            _torch_symbols().get(obj)
+            if isinstance(obj, torch.dtype | torch.layout | torch.memory_format)
+            else None
+        )
+        if sym is not None:
+            return Symbol(sym)
+        return NotImplemented
+
+    def _split_size(self, result: Any) -> Any:
+        torch = self.torch
+        if isinstance(result, torch.Size):
+            leaves = list(result)
+            return leaves, TreeDef("tuple", (LEAF,) * len(leaves)), lambda new: torch.Size(new)
+        return None
+
+    # ---------------------------------------------------------------- the hook
+    def handle(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        rec = self.rec
+        if not rec.recording:
+            return func(*args, **kwargs)
+        name = torch_name_of(func)
+        if name in _PASSTHROUGH:
+            return func(*args, **kwargs)
+        if name is None:
+            src = rec.source()
+            raise TraceError(
+                f"ivytrace cannot name the torch callable {func!r} (called at {src}: "
+                f"{src.code if src else ''}); it is not reachable from torch's public namespaces"
+            )
+        rec.depth += 1
+        try:
+            result = func(*args, **kwargs)
+        finally:
+            rec.depth -= 1
+        if name in _LEAVES_GRAPH:
+            return self._record_leaving(name, args, result)
+        return rec.record_call(
+            name,
+            args,
+            kwargs,
+            result,
+            generator=_is_generator(name, args, kwargs),
+            mutates=_mutated(name, kwargs),
+            effect="out" in kwargs,
+        )
+
+    def _record_leaving(self, name: str, args: tuple[Any, ...], result: Any) -> Any:
+        """``len(x)``, ``int(x)``, ``bool(x)``...: Python drops any tracking of the result,
+        so the graph recomputes it and guards that it is unchanged."""
+        why = {
+            "torch.Tensor.__len__": "len() of an array was used by Python code",
+            "torch.Tensor.__bool__": "the truth of an array decided Python control flow",
+        }.get(name, f"{name.rsplit('.', 1)[-1].strip('_')}() of an array left the graph")
+        return self.rec.record_call(name, args, {}, result, track_scalars=False, guard_why=why)

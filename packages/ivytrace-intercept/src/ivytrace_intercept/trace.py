@@ -1,0 +1,246 @@
+"""Run a callable once on example inputs and record it into a raw IR graph."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ivytrace_ir import (
+    Graph,
+    GraphMeta,
+    NodeMeta,
+    ObjectSpec,
+    ScalarSpec,
+    TreeDef,
+    Value,
+    flatten,
+    framework_of,
+    spec_of,
+)
+
+from .recorder import Recorder, TraceError
+from .scalars import is_tracked_scalar, tracked_value
+from .stateful import recording_attributes
+
+__all__ = ["TraceResult", "trace"]
+
+_OWN_DIRS = tuple(
+    os.path.dirname(os.path.dirname(__file__)) + os.sep + d
+    for d in (
+        "ivytrace_intercept",
+        "ivytrace_ir",
+        "ivytrace_passes",
+        "ivytrace_compile",
+        "ivytrace_transpile",
+        "ivytrace",
+    )
+) + (os.path.dirname(contextlib.__file__) + os.sep,)
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    """What one trace produced."""
+
+    graph: Graph
+    """The raw graph: every recorded call, before any pass."""
+    drawn: dict[int, Any]
+    """Generator output value id -> the value drawn while tracing."""
+    output: Any
+    """What the function returned while being traced."""
+
+
+def _interceptors(rec: Recorder) -> list[Any]:
+    """One interceptor per framework already imported in this process."""
+    out: list[Any] = []
+    if "torch" in sys.modules:
+        from .torch_interceptor import TorchInterceptor
+
+        out.append(TorchInterceptor(rec))
+    return out
+
+
+def _normalise_paths(idxs: Any) -> list[tuple[Any, ...]]:
+    """``[[0]]``, ``[0]``, ``[0, 2]`` or ``[["cont"]]`` -> list of index paths."""
+    if idxs is None:
+        return []
+    out = []
+    for item in idxs:
+        out.append(tuple(item) if isinstance(item, list | tuple) else (item,))
+    return out
+
+
+def _get_path(root: Any, path: tuple[Any, ...]) -> Any:
+    obj = root
+    for p in path:
+        obj = obj[p]
+    return obj
+
+
+def _param_names(fn: Callable[..., Any], nargs: int) -> tuple[str, ...]:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return ()
+    names = []
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind is p.VAR_POSITIONAL:
+            break
+    return tuple(names[:nargs]) if len(names) >= nargs else ()
+
+
+def _leaf_names(tree: TreeDef, prefix: str) -> list[str]:
+    if tree.kind == "leaf":
+        return [prefix]
+    out: list[str] = []
+    keys = tree.keys if tree.keys else range(len(tree.children))
+    for k, c in zip(keys, tree.children):
+        out += _leaf_names(c, f"{prefix}_{k}" if prefix else str(k))
+    return out
+
+
+def _torch_module_of(fn: Any) -> Any:
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    if isinstance(fn, torch.nn.Module):
+        return fn
+    owner = getattr(fn, "__self__", None)
+    return owner if isinstance(owner, torch.nn.Module) else None
+
+
+def trace(
+    fn: Callable[..., Any],
+    args: Sequence[Any] = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    stateful: Sequence[Any] | None = None,
+    arg_stateful_idxs: Any = None,
+    kwarg_stateful_idxs: Any = None,
+    static_argnums: Sequence[int] = (),
+    static_argnames: Sequence[str] = (),
+    name: str | None = None,
+) -> TraceResult:
+    """Call ``fn(*args, **kwargs)`` once, recording every outermost backend call.
+
+    Arrays among the inputs (at any depth of tuples, lists, dicts, dataclasses...) become
+    graph inputs; other values are static and stored in the input tree. Objects named by
+    ``stateful``, ``arg_stateful_idxs`` or ``kwarg_stateful_idxs`` have their attribute
+    reads and writes recorded. If ``fn`` raises, the exception propagates and nothing
+    stays patched.
+    """
+    args = tuple(args)
+    kwargs = dict(kwargs or {})
+    name = name or getattr(fn, "__name__", None) or type(fn).__name__
+    rec = Recorder(name=name, skip_dirs=_OWN_DIRS)
+    b = rec.builder
+
+    # Stateful arguments are whole objects (opaque leaves), not flattened.
+    stateful_args = [_get_path(args, p) for p in _normalise_paths(arg_stateful_idxs)]
+    stateful_args += [_get_path(kwargs, p) for p in _normalise_paths(kwarg_stateful_idxs)]
+    static_pos = {i % max(len(args), 1) for i in static_argnums} if args else set()
+    static_kw = set(static_argnames)
+
+    for i in static_pos:
+        if framework_of(args[i]) is not None:
+            raise TraceError(
+                f"static argument {i} is an array; static arguments must be hashable Python values"
+            )
+
+    def is_dynamic(obj: Any) -> bool:
+        return framework_of(obj) is not None
+
+    def is_opaque(obj: Any) -> bool:
+        return any(obj is s for s in stateful_args)
+
+    arg_parts = []
+    for i, a in enumerate(args):
+        if i in static_pos:
+            arg_parts.append(TreeDef("static", value=a))
+            continue
+        _, t = flatten(a, is_dynamic, opaque=is_opaque)
+        arg_parts.append(t)
+    kw_parts = []
+    for k, a in kwargs.items():
+        if k in static_kw:
+            kw_parts.append(TreeDef("static", value=a))
+            continue
+        _, t = flatten(a, is_dynamic, opaque=is_opaque)
+        kw_parts.append(t)
+    in_tree = TreeDef(
+        "tuple",
+        (TreeDef("tuple", tuple(arg_parts)), TreeDef("dict", tuple(kw_parts), tuple(kwargs))),
+    )
+    module = _torch_module_of(fn)
+    arg_names = _param_names(module.forward if module is fn else fn, len(args))
+    leaves: list[Any] = []
+    names: list[str] = []
+    for i, (a, t) in enumerate(zip(args, arg_parts)):
+        if t.kind != "static":
+            leaves += flatten(a, is_dynamic, opaque=is_opaque)[0]
+            names += _leaf_names(t, arg_names[i] if arg_names else f"a{i}")
+    for (k, a), t in zip(kwargs.items(), kw_parts):
+        if t.kind != "static":
+            leaves += flatten(a, is_dynamic, opaque=is_opaque)[0]
+            names += _leaf_names(t, k)
+
+    stateful_pairs: list[tuple[Any, Value]] = []
+    for leaf, nm in zip(leaves, names):
+        if is_opaque(leaf):
+            v = b.add_input(ObjectSpec(f"{type(leaf).__module__}.{type(leaf).__qualname__}"), nm)
+            stateful_pairs.append((leaf, v))
+        else:
+            v = b.add_input(spec_of(leaf), nm)
+            rec.frameworks.add(v.spec.framework)  # type: ignore[union-attr]
+        rec.values.set(leaf, v)
+
+    interceptors = _interceptors(rec)
+    torch_icpt = next((i for i in interceptors if i.framework == "torch"), None)
+    if module is not None and torch_icpt is not None:
+        owner = b.add_external(module, "self")
+        torch_icpt.bind_module(module, owner)
+        (flag,) = b.add_node(
+            "ivytrace.getattr",
+            (owner, "training"),
+            out_specs=(ScalarSpec("bool"),),
+            meta=NodeMeta(),
+        )
+        rec.guard(flag, bool(module.training), "the module's training flag chose its behaviour")
+    for i, obj in enumerate(stateful or ()):
+        owner = b.add_external(obj, f"stateful{i}")
+        stateful_pairs.append((obj, owner))
+        if torch_icpt is not None and _torch_module_of(obj) is not None:
+            torch_icpt.bind_module(obj, owner)
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(recording_attributes(rec, stateful_pairs))
+        for icpt in interceptors:
+            stack.enter_context(icpt)
+        try:
+            output = fn(*args, **kwargs)
+        except Exception as exc:
+            exc.add_note(f"(raised while ivytrace was tracing {name!r}; nothing was left patched)")
+            raise
+        finally:
+            rec.finished = True
+
+    out_leaves, out_tree = flatten(
+        output, lambda o: framework_of(o) is not None or is_tracked_scalar(o)
+    )
+    outputs = []
+    for leaf in out_leaves:
+        v = tracked_value(leaf)
+        outputs.append(v if v is not None else rec.to_ir(leaf))
+    meta = GraphMeta(
+        name=name,
+        source_framework="+".join(sorted(rec.frameworks)) or None,
+        made_by="ivytrace_intercept.trace",
+    )
+    graph = b.build(tuple(outputs), out_tree, in_tree, meta).replace(arg_names=arg_names)
+    return TraceResult(graph, dict(rec.drawn), output)
