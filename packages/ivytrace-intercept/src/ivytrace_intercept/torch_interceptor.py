@@ -233,11 +233,15 @@ class TorchInterceptor:
         return v
 
     def _read(self, obj: Value, op: str, key: str, type_name: str) -> Value:
+        """A structural read (``m._modules``, ``d["0"]``), made once per trace."""
         from ivytrace_ir import NodeMeta, ObjectSpec
 
-        (v,) = self.rec.builder.add_node(
-            op, (obj, key), out_specs=(ObjectSpec(type_name),), meta=NodeMeta()
-        )
+        cache_key = (obj.id, op, key)
+        v = self._reads.get(cache_key)
+        if v is None:
+            spec = ObjectSpec(type_name)
+            (v,) = self.rec.builder.add_node(op, (obj, key), out_specs=(spec,), meta=NodeMeta())
+            self._reads[cache_key] = v
         return v
 
     def _read_array(self, obj: Value, op: str, key: str, t: Any) -> Value:

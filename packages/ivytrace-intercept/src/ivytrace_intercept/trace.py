@@ -29,17 +29,19 @@ from .stateful import recording_attributes
 
 __all__ = ["TraceResult", "trace"]
 
-_OWN_DIRS = tuple(
-    os.path.dirname(os.path.dirname(__file__)) + os.sep + d
-    for d in (
-        "ivytrace_intercept",
-        "ivytrace_ir",
-        "ivytrace_passes",
-        "ivytrace_compile",
-        "ivytrace_transpile",
-        "ivytrace",
-    )
-) + (os.path.dirname(contextlib.__file__) + os.sep,)
+_PACKAGES = (
+    "ivytrace_intercept",
+    "ivytrace_ir",
+    "ivytrace_passes",
+    "ivytrace_compile",
+    "ivytrace_transpile",
+    "ivytrace",
+)
+_OWN_DIRS = (
+    *(os.path.join(os.path.dirname(os.path.dirname(__file__)), p) + os.sep for p in _PACKAGES),
+    os.path.dirname(contextlib.__file__) + os.sep,
+)
+"""Frames from these directories are never "the user's line"."""
 
 
 @dataclass(frozen=True)
