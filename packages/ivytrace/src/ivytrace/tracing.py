@@ -1,0 +1,253 @@
+"""``trace_graph`` / ``compile``: the seeds' entry point."""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import ivytrace_ir as ir
+from ivytrace_compile import backend_compile, compile_graph
+from ivytrace_intercept import trace
+from ivytrace_passes import default_pipeline, run_pipeline
+
+from .graph import Graph, LazyGraph
+
+__all__ = ["TraceOptions", "compile", "trace_graph"]
+
+_BACKENDS = ("torch", "tensorflow", "jax", "numpy")
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """The options of one ``trace_graph`` call."""
+
+    stateful: tuple[Any, ...] = ()
+    arg_stateful_idxs: Any = None
+    kwarg_stateful_idxs: Any = None
+    to: str | None = None
+    include_generators: bool = True
+    array_caching: bool = True
+    return_backend_compiled_fn: bool = False
+    static_argnums: tuple[int, ...] = ()
+    static_argnames: tuple[str, ...] = ()
+
+
+def _as_tuple(x: int | str | Iterable[Any] | None) -> tuple[Any, ...]:
+    if x is None:
+        return ()
+    if isinstance(x, int | str):
+        return (x,)
+    return tuple(x)
+
+
+def _convert_inputs(tree: Any, to: str) -> Any:
+    """Arrays of other frameworks in ``tree`` converted to ``to``."""
+    leaves, td = ir.flatten(tree, lambda o: ir.framework_of(o) is not None)
+    out = []
+    for leaf in leaves:
+        fw = ir.framework_of(leaf)
+        if fw == to:
+            out.append(leaf)
+        else:
+            spec = ir.spec_of(leaf)
+            out.append(
+                ir.from_numpy(ir.to_numpy(leaf, fw), ir.TensorSpec(to, spec.dtype, spec.shape))
+            )
+    return ir.unflatten(td, out)
+
+
+def _build(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], opts: TraceOptions
+) -> Graph:
+    if opts.to is not None:
+        args, kwargs = _convert_inputs((args, kwargs), opts.to)
+        backend_ctx = _backend_context(opts.to)
+    else:
+        backend_ctx = None
+    if backend_ctx is not None:
+        with backend_ctx:
+            res = _trace(fn, args, kwargs, opts)
+    else:
+        res = _trace(fn, args, kwargs, opts)
+    raw = res.graph
+    if opts.to is not None:
+        foreign = set((raw.meta.source_framework or "").split("+")) - {opts.to, ""}
+        if foreign:
+            raise ValueError(
+                f"{raw.meta.name!r} calls {', '.join(sorted(foreign))} directly, so it cannot be traced "
+                f"to={opts.to!r}: the tracer records the framework the code calls. Frontend (ivytrace) code "
+                f"follows `to`; native code needs ivytrace.transpile(..., target={opts.to!r})."
+            )
+    passes = default_pipeline(
+        array_caching=opts.array_caching,
+        include_generators=opts.include_generators,
+        drawn=res.drawn,
+    )
+    clean = run_pipeline(raw, passes)
+    return Graph(clean, compile_graph(clean))
+
+
+def _trace(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], opts: TraceOptions
+) -> Any:
+    return trace(
+        fn,
+        args,
+        kwargs,
+        stateful=opts.stateful,
+        arg_stateful_idxs=opts.arg_stateful_idxs,
+        kwarg_stateful_idxs=opts.kwarg_stateful_idxs,
+        static_argnums=opts.static_argnums,
+        static_argnames=opts.static_argnames,
+    )
+
+
+def _backend_context(to: str) -> Any:
+    """The frontend's temporary-backend context, when the frontend is present."""
+    frontend = sys.modules.get("ivytrace.frontend")
+    if frontend is None:
+        try:
+            from . import frontend  # type: ignore[no-redef]
+        except ImportError:
+            return None
+    return frontend.using_backend(to)
+
+
+def _framework_of_graph(graph: Graph) -> str:
+    fws = [f for f in (graph.ir.meta.source_framework or "").split("+") if f]
+    if len(fws) != 1:
+        raise ValueError(
+            f"return_backend_compiled_fn needs a graph of one framework; {graph.ir.meta.name!r} "
+            f"uses {fws or 'none'}"
+        )
+    return fws[0]
+
+
+def _finish(graph: Graph, opts: TraceOptions) -> Any:
+    if not opts.return_backend_compiled_fn:
+        return graph
+    return backend_compile(
+        graph.fn,
+        _framework_of_graph(graph),
+        static_argnums=opts.static_argnums or None,
+        static_argnames=opts.static_argnames or None,
+    )
+
+
+def _trace_one(
+    obj: Any, args: tuple[Any, ...] | None, kwargs: dict[str, Any] | None, opts: TraceOptions
+) -> Any:
+    if isinstance(obj, types.ModuleType):
+        return _trace_module(obj, opts)
+    set_graph = getattr(obj, "_ivytrace_set_graph", None)
+    if set_graph is not None and args is None and kwargs is None:
+        raise TypeError(
+            f"tracing a {type(obj).__name__} needs example inputs: pass args= or kwargs="
+        )
+    if not callable(obj):
+        raise TypeError(f"trace_graph expects callables, got {type(obj).__qualname__}")
+    if opts.to is not None and opts.to not in _BACKENDS:
+        raise ValueError(f"to={opts.to!r}: expected one of {', '.join(_BACKENDS)}")
+    if args is None and kwargs is None:
+        lazy = LazyGraph(obj, lambda a, k: _build(obj, a, k, opts))
+        if opts.return_backend_compiled_fn:
+            raise ValueError("return_backend_compiled_fn needs example inputs (args= or kwargs=)")
+        return lazy
+    graph = _build(obj, tuple(args or ()), dict(kwargs or {}), opts)
+    if set_graph is not None:  # a frontend Module: the same module, its forward traced
+        set_graph(graph)
+        return obj
+    return _finish(graph, opts)
+
+
+def _trace_module(mod: types.ModuleType, opts: TraceOptions) -> types.ModuleType:
+    """A copy of a Python module whose functions are lazily traced."""
+    new = types.ModuleType(mod.__name__, mod.__doc__)
+    new.__dict__.update({k: v for k, v in vars(mod).items() if k != "__dict__"})
+    for k, v in vars(mod).items():
+        if isinstance(v, types.FunctionType) and v.__module__ == mod.__name__:
+            setattr(new, k, LazyGraph(v, lambda a, kw, f=v: _build(f, a, kw, opts)))
+    return new
+
+
+def trace_graph(
+    *objs: Any,
+    stateful: list[Any] | None = None,
+    arg_stateful_idxs: list[Any] | None = None,
+    kwarg_stateful_idxs: list[Any] | None = None,
+    to: str | None = None,
+    include_generators: bool = True,
+    array_caching: bool = True,
+    return_backend_compiled_fn: bool = False,
+    static_argnums: int | Iterable[int] | None = None,
+    static_argnames: str | Iterable[str] | None = None,
+    args: tuple[Any, ...] | None = None,
+    kwargs: dict[str, Any] | None = None,
+    return_backend_traced_fn: bool | None = None,
+) -> Any:
+    """Trace callables into graphs of backend calls only.
+
+    With ``args`` / ``kwargs`` (or example inputs given positionally after the callable,
+    ``trace_graph(fn, x, w, b)``) the trace happens now and a :class:`Graph` is returned;
+    without, a :class:`LazyGraph` that traces on its first call. Several callables give
+    a tuple of graphs; a Python module gives a copy of it whose functions are lazily
+    traced; a frontend ``ivytrace.Module`` is returned itself with its forward traced.
+    See the seeds' documentation for every option; ``return_backend_traced_fn`` is the
+    later name of ``return_backend_compiled_fn``.
+    """
+    if not objs:
+        raise TypeError("trace_graph needs at least one callable")
+    if return_backend_traced_fn is not None:
+        return_backend_compiled_fn = return_backend_compiled_fn or return_backend_traced_fn
+    callables = list(objs)
+    if len(objs) > 1 and not all(callable(o) or isinstance(o, types.ModuleType) for o in objs):
+        if args is not None:
+            raise TypeError("example inputs were given both positionally and as args=")
+        callables, args = [objs[0]], tuple(objs[1:])
+    opts = TraceOptions(
+        stateful=tuple(stateful or ()),
+        arg_stateful_idxs=arg_stateful_idxs,
+        kwarg_stateful_idxs=kwarg_stateful_idxs,
+        to=to,
+        include_generators=include_generators,
+        array_caching=array_caching,
+        return_backend_compiled_fn=return_backend_compiled_fn,
+        static_argnums=_as_tuple(static_argnums),
+        static_argnames=_as_tuple(static_argnames),
+    )
+    results = [_trace_one(o, args, kwargs, opts) for o in callables]
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def compile(
+    *objs: Any,
+    stateful: list[Any] | None = None,
+    arg_stateful_idxs: list[Any] | None = None,
+    kwarg_stateful_idxs: list[Any] | None = None,
+    to: str | None = None,
+    include_generators: bool = True,
+    array_caching: bool = True,
+    return_backend_compiled_fn: bool = False,
+    static_argnums: int | Iterable[int] | None = None,
+    static_argnames: str | Iterable[str] | None = None,
+    args: tuple[Any, ...] | None = None,
+    kwargs: dict[str, Any] | None = None,
+) -> Any:
+    """``ivy.compile``: the same entry point as :func:`trace_graph` under the seeds' older name."""
+    return trace_graph(
+        *objs,
+        stateful=stateful,
+        arg_stateful_idxs=arg_stateful_idxs,
+        kwarg_stateful_idxs=kwarg_stateful_idxs,
+        to=to,
+        include_generators=include_generators,
+        array_caching=array_caching,
+        return_backend_compiled_fn=return_backend_compiled_fn,
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+        args=args,
+        kwargs=kwargs,
+    )
