@@ -283,6 +283,13 @@ class TorchInterceptor:
         name = torch_name_of(func)
         if name in _PASSTHROUGH:
             return func(*args, **kwargs)
+        if name is None and not any(rec.value_of(a) is not None for a in (*args, *kwargs.values())):
+            # Private global-state switches (grad mode, autocast) that torch routes
+            # through the mode: they touch no tracked value, so they are run, not recorded.
+            result = func(*args, **kwargs)
+            if not _holds_tensor(result, self.torch):
+                return result
+            name = None
         if name is None:
             src = rec.source()
             raise TraceError(
@@ -314,3 +321,13 @@ class TorchInterceptor:
             "torch.Tensor.__bool__": "the truth of an array decided Python control flow",
         }.get(name, f"{name.rsplit('.', 1)[-1].strip('_')}() of an array left the graph")
         return self.rec.record_call(name, args, {}, result, track_scalars=False, guard_why=why)
+
+
+def _holds_tensor(obj: Any, torch: Any) -> bool:
+    if isinstance(obj, torch.Tensor):
+        return True
+    if isinstance(obj, tuple | list):
+        return any(_holds_tensor(o, torch) for o in obj)
+    if isinstance(obj, dict):
+        return any(_holds_tensor(o, torch) for o in obj.values())
+    return False
