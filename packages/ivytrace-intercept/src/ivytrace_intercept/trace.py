@@ -6,6 +6,7 @@ import contextlib
 import inspect
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -235,6 +236,7 @@ def trace(
     out_leaves, out_tree = flatten(
         output, lambda o: framework_of(o) is not None or is_tracked_scalar(o)
     )
+    _warn_live_outputs(out_tree, name)
     outputs = []
     for leaf in out_leaves:
         v = tracked_value(leaf)
@@ -246,3 +248,20 @@ def trace(
     )
     graph = b.build(tuple(outputs), out_tree, in_tree, meta).replace(arg_names=arg_names)
     return TraceResult(graph, dict(rec.drawn), output)
+
+
+def _warn_live_outputs(tree: TreeDef, name: str) -> None:
+    """Outputs ivytrace cannot see into (a ``DynamicCache``, any custom object) are returned
+    as the very objects made while tracing: say so, instead of baking them in silently."""
+    if tree.kind == "static" and not isinstance(tree.value, _PLAIN):
+        warnings.warn(
+            f"{name!r} returned a {type(tree.value).__qualname__}, which is neither an array nor a "
+            "container ivytrace knows; the graph will return the object made while tracing "
+            "(for transformers models pass use_cache=False)",
+            stacklevel=4,
+        )
+    for c in tree.children:
+        _warn_live_outputs(c, name)
+
+
+_PLAIN = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
