@@ -1,0 +1,67 @@
+"""Time to trace transformers ResNet-50 and a small BERT: ivytrace.trace_graph against
+torch.jit.trace and torch.export.export, side by side in one run (medians of repeats).
+
+    uv run python scripts/bench_trace_time.py [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import warnings
+
+import ivytrace as ivy
+import torch
+import transformers as tr
+
+
+def models():
+    torch.manual_seed(0)
+    resnet = tr.ResNetForImageClassification(tr.ResNetConfig()).eval()  # ResNet-50 layout
+    yield "ResNet-50", resnet, {"pixel_values": torch.randn(1, 3, 224, 224)}
+    bert = tr.BertModel(
+        tr.BertConfig(
+            hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=1024
+        )
+    ).eval()
+    ids = torch.randint(0, 1000, (1, 128))
+    yield "BERT-small", bert, {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+
+
+def timed(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    print(f"median of {args.repeats} runs, seconds (lower is better); torch {torch.__version__}")
+    print(
+        f"{'model':12} {'ivytrace':>9} {'jit.trace':>10} {'export':>9} {'jit/ivy':>8} {'export/ivy':>11}"
+    )
+    for name, model, kw in models():
+        with torch.no_grad():
+            model(**kw)  # warm up kernels once for everyone
+            t_ivy = timed(lambda: ivy.trace_graph(model, kwargs=kw), args.repeats)
+            t_jit = timed(
+                lambda: torch.jit.trace(
+                    model, example_kwarg_inputs=kw, strict=False, check_trace=False
+                ),
+                args.repeats,
+            )
+            t_exp = timed(lambda: torch.export.export(model, (), kw, strict=False), args.repeats)
+        print(
+            f"{name:12} {t_ivy:9.3f} {t_jit:10.3f} {t_exp:9.3f} {t_jit / t_ivy:8.2f}x {t_exp / t_ivy:10.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()
