@@ -50,14 +50,16 @@ def main() -> None:
     for name, model, kw in models():
         with torch.no_grad():
             model(**kw)  # warm up kernels once for everyone
-            t_ivy = timed(lambda: ivy.trace_graph(model, kwargs=kw), args.repeats)
+            t_ivy = timed(args.repeats, ivy.trace_graph, model, kwargs=kw)
             t_jit = timed(
-                lambda: torch.jit.trace(
-                    model, example_kwarg_inputs=kw, strict=False, check_trace=False
-                ),
                 args.repeats,
+                torch.jit.trace,
+                model,
+                example_kwarg_inputs=kw,
+                strict=False,
+                check_trace=False,
             )
-            t_exp = timed(lambda: torch.export.export(model, (), kw, strict=False), args.repeats)
+            t_exp = timed(args.repeats, torch.export.export, model, (), kw, strict=False)
         print(
             f"{name:12} {t_ivy:9.3f} {t_jit:10.3f} {t_exp:9.3f} {t_jit / t_ivy:8.2f}x {t_exp / t_ivy:10.2f}x"
         )
