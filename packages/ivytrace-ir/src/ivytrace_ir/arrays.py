@@ -38,7 +38,7 @@ def _torch_from_numpy(a: np.ndarray, dtype: str) -> Any:
     import torch
 
     if dtype == "bfloat16" or a.dtype == _bf16_np():
-        return torch.from_numpy(np.ascontiguousarray(a).view(np.int16)).view(torch.bfloat16)
+        return torch.from_numpy(np.asarray(a, order="C").view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(np.array(a, copy=True))
 
 

@@ -91,6 +91,18 @@ def _is_namedtuple(obj: Any) -> bool:
     return isinstance(obj, tuple) and hasattr(type(obj), "_fields")
 
 
+def _is_structseq(cls: type) -> bool:
+    """A C struct sequence (``torch.return_types.max``, ``os.stat_result``) whose fields are
+    all positional, so that it is rebuilt from its items alone."""
+    n = getattr(cls, "n_sequence_fields", None)
+    return (
+        issubclass(cls, tuple)
+        and isinstance(n, int)
+        and getattr(cls, "n_fields", None) == n
+        and len(getattr(cls, "__match_args__", ())) == n
+    )
+
+
 def flatten(
     tree: Any, is_dynamic: Callable[[Any], bool], *, opaque: Callable[[Any], bool] | None = None
 ) -> tuple[list[Any], TreeDef]:
@@ -118,6 +130,14 @@ def flatten(
                 "namedtuple",
                 tuple(go(v) for v in obj),
                 tuple(cls._fields),
+                qualified_name(cls),
+                cls,
+            )
+        if _is_structseq(cls):
+            return TreeDef(
+                "namedtuple",
+                tuple(go(v) for v in obj),
+                tuple(cls.__match_args__),  # type: ignore[attr-defined]
                 qualified_name(cls),
                 cls,
             )
@@ -160,7 +180,7 @@ def build_container(tree: TreeDef, parts: list[Any]) -> Any:
     if cls is None:  # the class is not known here (a loaded graph): a plain equivalent
         return tuple(parts) if kind == "namedtuple" else dict(zip(tree.keys, parts))
     if kind == "namedtuple":
-        return cls(*parts)
+        return cls(tuple(parts)) if _is_structseq(cls) else cls(*parts)
     if kind == "mapping" and issubclass(cls, OrderedDict) and cls.__init__ is OrderedDict.__init__:
         return cls(zip(tree.keys, parts))
     return cls(**dict(zip(tree.keys, parts)))
@@ -172,7 +192,12 @@ def unflatten(tree: TreeDef, leaves: list[Any] | tuple[Any, ...]) -> Any:
 
     def go(t: TreeDef) -> Any:
         if t.kind == "leaf":
-            return next(it)
+            leaf = next(it, _END)
+            if leaf is _END:
+                raise ValueError(
+                    f"unflatten: fewer leaves than the {tree.num_leaves} the tree holds"
+                )
+            return leaf
         if t.kind == "static":
             return t.value
         if t.kind == "none":

@@ -58,6 +58,9 @@ _DENIED_NAMES = frozenset(
         "system", "exec", "eval", "open", "__import__", "breakpoint", "input",
         "attrgetter", "methodcaller", "itemgetter", "setattr", "delattr", "getattr",
         "globals", "locals", "vars", "memoryview", "frombuffer",
+        # ndarray.dump pickles to a path; numpy.test runs a test suite; tensorflow.print
+        # writes to any "file://" output stream.
+        "dump", "test", "print",
     }
 )  # fmt: skip
 
@@ -104,7 +107,7 @@ DEFAULT_ALLOWLIST = Allowlist(
             "tensorflow", "tensorflow.math", "tensorflow.nn", "tensorflow.linalg",
             "tensorflow.signal", "tensorflow.random", "tensorflow.image", "tensorflow.bitwise",
             "tensorflow.Tensor", "tensorflow.Variable", "tensorflow.dtypes",
-            "tensorflow.experimental.numpy", "tensorflow.raw_ops", "tensorflow.keras.ops",
+            "tensorflow.experimental.numpy", "tensorflow.keras.ops",
             "keras.ops",
             # jax
             "jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.nn", "jax.lax",
@@ -118,9 +121,14 @@ DEFAULT_ALLOWLIST = Allowlist(
     ),
     names=frozenset(f"builtins.{n}" for n in _BUILTINS),
 )  # fmt: skip
-"""The array-framework namespaces every graph may name."""
+"""The array-framework namespaces every graph may name.
+
+``tensorflow.raw_ops`` is deliberately absent: it holds ``WriteFile``, ``ReadFile``,
+``Save``, ``PyFunc`` and other ops that touch files or call back into Python."""
 
 _ROOTS = ("torch", "tensorflow", "keras", "jax", "numpy", "operator", "math", "builtins")
+# Modules whose objects the roots re-export as their own (``operator.add`` is ``_operator.add``).
+_ALSO_FRAMEWORK = frozenset({"jaxlib", "ml_dtypes", "keras", "tf_keras", "_operator"})
 
 
 def check_name(name: str, allow: Allowlist) -> tuple[str, str]:
@@ -181,7 +189,7 @@ def _resolve_cached(name: str, allow: Allowlist) -> Any:
     if isinstance(owner, types.ModuleType) and isinstance(mod, str) and root in _ROOTS:
         # A module attribute that is really a foreign object (``numpy.os``-style re-exports).
         top = mod.split(".", 1)[0]
-        if top not in _ROOTS and top not in {"jaxlib", "ml_dtypes", "keras", "tf_keras"}:
+        if top not in _ROOTS and top not in _ALSO_FRAMEWORK:
             raise OpNameError(f"{name!r} resolves to {mod}.{attr}, outside the framework; refused")
     return obj
 

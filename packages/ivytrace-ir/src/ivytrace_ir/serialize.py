@@ -14,13 +14,14 @@ import math
 import os
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .arrays import from_numpy, to_numpy
+from .arrays import _bf16_np, from_numpy, to_numpy
 from .graph import FORMAT_VERSION, Graph, GraphMeta, Node, NodeMeta, PassRecord
 from .pytree import TreeDef
 from .resolve import DEFAULT_ALLOWLIST, Allowlist, OpNameError
@@ -195,13 +196,15 @@ def dumps_structure(graph: Graph) -> dict[str, Any]:
     }
 
 
-def _array_bytes(c: Constant) -> bytes:
+def _array_bytes(c: Constant, i: int) -> bytes:
     data = c.data
     arr = data if isinstance(data, np.ndarray) else to_numpy(data, c.spec.framework)
     if c.spec.dtype == "bfloat16":
-        arr = np.ascontiguousarray(arr).view(np.uint16)
+        arr = np.asarray(arr, order="C").view(np.uint16)
+    if arr.dtype.hasobject:
+        raise SaveError(f"constant $c{i} is an array of Python objects, which cannot be saved")
     buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
+    np.save(buf, np.asarray(arr, order="C"), allow_pickle=False)
     return buf.getvalue()
 
 
@@ -210,7 +213,7 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> Path:
     leaves no partial file behind."""
     path = Path(path)
     structure = dumps_structure(graph)
-    members = [(f"arrays/{i}.npy", _array_bytes(c)) for i, c in enumerate(graph.constants)]
+    members = [(f"arrays/{i}.npy", _array_bytes(c, i)) for i, c in enumerate(graph.constants)]
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
     try:
         with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -346,6 +349,19 @@ class _Decoder:
         )  # fmt: skip
 
 
+# What reading a damaged zip member can raise: a bad CRC or header, a truncated stream,
+# corrupt deflate data, a member flagged with an unsupported method or encryption.
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    KeyError,
+    NotImplementedError,
+    RuntimeError,
+)
+
+
 def _read_archive(path: Path) -> tuple[dict[str, Any], zipfile.ZipFile]:
     try:
         with open(path, "rb") as fh:
@@ -361,12 +377,26 @@ def _read_archive(path: Path) -> tuple[dict[str, Any], zipfile.ZipFile]:
         raise GraphFileError(f"{path}: not an ivytrace graph file (no zip header)")
     try:
         zf = zipfile.ZipFile(path)
+    except _ZIP_ERRORS as exc:
+        raise GraphFileError(f"{path}: truncated or corrupt graph file ({exc})") from None
+    names = zf.namelist()
+    if "graph.json" not in names:
+        zf.close()
+        pickles = [n for n in names if n.endswith((".pkl", ".pickle"))]
+        if pickles:
+            raise UnsafeGraphError(
+                f"{path}: refused: this archive holds a Python pickle ({pickles[0]}), as a "
+                "torch.save file does; it is not an ivytrace graph file (ivytrace never unpickles)"
+            )
+        raise GraphFileError(f"{path}: not an ivytrace graph file (no graph.json in the archive)")
+    try:
         raw = zf.read("graph.json")
-    except (zipfile.BadZipFile, EOFError, OSError, KeyError) as exc:
+    except _ZIP_ERRORS as exc:
+        zf.close()
         raise GraphFileError(f"{path}: truncated or corrupt graph file ({exc})") from None
     try:
         structure = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:
         zf.close()
         raise GraphFileError(
             f"{path}: corrupt graph file: graph.json is not JSON ({exc})"
@@ -405,25 +435,36 @@ def _check_names(path: Path, s: dict[str, Any], allow: Allowlist) -> None:
                 for x in a.values():
                     yield from walk_syms(x)
 
-    for i, n in enumerate(s.get("nodes", [])):
+    nodes = s.get("nodes", [])
+    if not isinstance(nodes, list):
+        raise GraphFileError(f"{path}: corrupt graph file: 'nodes' is not a list")
+    for i, n in enumerate(nodes):
         op = n.get("op") if isinstance(n, dict) else None
         if not isinstance(op, str):
             raise GraphFileError(f"{path}: corrupt graph file: node [{i}] has no op name")
-        if op in PRIM_OPS:
-            continue
-        try:
-            check_name(op, allow)
-        except OpNameError as exc:
-            raise UnsafeGraphError(
-                f"{path}: refused: node [{i}] names {op!r}: {exc}. Nothing was run."
-            ) from None
-        for sym in walk_syms([n.get("args"), n.get("kwargs")]):
+        if op not in PRIM_OPS:
+            try:
+                check_name(op, allow)
+            except OpNameError as exc:
+                raise UnsafeGraphError(
+                    f"{path}: refused: node [{i}] names {op!r}: {exc}. Nothing was run."
+                ) from None
+        # Symbols may sit in arguments, and in static leaves of the node's output tree.
+        for sym in walk_syms(n):
             try:
                 check_name(sym, allow)
             except OpNameError as exc:
                 raise UnsafeGraphError(
                     f"{path}: refused: node [{i}] uses symbol {sym!r}: {exc}. Nothing was run."
                 ) from None
+    # ... and in the graph's outputs and the static leaves of its input and output trees.
+    for sym in walk_syms([v for k, v in s.items() if k != "nodes"]):
+        try:
+            check_name(sym, allow)
+        except OpNameError as exc:
+            raise UnsafeGraphError(
+                f"{path}: refused: the graph uses symbol {sym!r}: {exc}. Nothing was run."
+            ) from None
 
 
 def load(
@@ -443,11 +484,11 @@ def load(
     path = Path(path)
     s, zf = _read_archive(path)
     with zf:
-        _check_header(path, s)
-        _check_names(path, s, allow)
         values: dict[int, Value] = {}
         dec = _Decoder(str(path), values, frozenset(containers))
         try:
+            _check_header(path, s)
+            _check_names(path, s, allow)
             inputs = tuple(dec.new_value(v) for v in s["inputs"])
             in_tree = dec.tree(s["in_tree"])
             nodes = []
@@ -477,6 +518,8 @@ def load(
                     for r in m.get("history", [])
                 ),
             )
+            input_names = tuple(str(n) for n in s.get("input_names", []))
+            arg_names = tuple(str(n) for n in s.get("arg_names", []))
             constants = []
             for i, c in enumerate(s["constants"]):
                 spec = dec.spec(c["spec"])
@@ -485,10 +528,17 @@ def load(
                 member = f"arrays/{i}.npy"
                 try:
                     blob = zf.read(member)
-                except (KeyError, zipfile.BadZipFile, EOFError, OSError) as exc:
+                except _ZIP_ERRORS as exc:
                     raise GraphFileError(
                         f"{path}: truncated or corrupt graph file: {member} unreadable ({exc})"
                     ) from None
+                if blob[:1] == b"\x80":
+                    raise UnsafeGraphError(
+                        f"{path}: refused: {member} is a Python pickle, not an .npy array "
+                        "(ivytrace never unpickles)"
+                    )
+                if blob[:6] != b"\x93NUMPY":
+                    raise GraphFileError(f"{path}: corrupt array {member}: not an .npy array")
                 try:
                     arr = np.load(io.BytesIO(blob), allow_pickle=False)
                 except ValueError as exc:
@@ -499,12 +549,14 @@ def load(
                     raise GraphFileError(f"{path}: corrupt array {member}: {exc}") from None
                 if spec.shape is not None and tuple(arr.shape) != tuple(spec.shape):
                     raise dec.bad(f"constant {i} has shape {arr.shape}, its spec says {spec.shape}")
+                if spec.dtype == "bfloat16" and arr.dtype == np.uint16:
+                    arr = arr.view(_bf16_np())  # saved as raw 16-bit words
                 constants.append(
                     Constant(from_numpy(arr, spec) if native else arr, spec, c.get("name"))
                 )
         except GraphFileError:
             raise
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as exc:
             raise GraphFileError(
                 f"{path}: corrupt graph file: {type(exc).__name__}: {exc}"
             ) from None
@@ -515,8 +567,8 @@ def load(
         in_tree=in_tree,
         out_tree=out_tree,
         constants=tuple(constants),
-        input_names=tuple(str(n) for n in s.get("input_names", [])),
-        arg_names=tuple(str(n) for n in s.get("arg_names", [])),
+        input_names=input_names,
+        arg_names=arg_names,
         meta=meta,
     )
     try:
