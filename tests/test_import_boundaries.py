@@ -1,0 +1,153 @@
+"""The import-boundary check: the [tool.importlinter] contracts of the root pyproject.toml
+pass on the tree and catch violations planted in a copy of it; and no framework import in
+ivytrace_ir, ivytrace_passes or ivytrace_compile runs at module import time."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ROOT / "packages"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+FRAMEWORKS = {"torch", "tensorflow", "jax", "keras", "transformers"}
+FRAMEWORK_FREE = ("ivytrace_ir", "ivytrace_passes", "ivytrace_compile")
+
+
+def lint_imports(config: Path, src: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--config", str(config), "--no-cache"],
+        cwd=config.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def tree_copy(tmp_path: Path) -> tuple[Path, Path]:
+    """Every distribution's ``src`` merged into one folder, and a copy of the root config."""
+    src = tmp_path / "src"
+    for pkg_src in sorted(PACKAGES.glob("*/src")):
+        shutil.copytree(
+            pkg_src, src, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    config = tmp_path / "pyproject.toml"
+    shutil.copy(ROOT / "pyproject.toml", config)
+    return config, src
+
+
+def prepend(path: Path, line: str) -> None:
+    text = path.read_text()
+    if text.startswith('"""'):  # after the docstring, so that it is a plain module-level import
+        end = text.index('"""', 3) + 3
+        text = text[:end] + "\n" + line + "\n" + text[end:]
+    else:
+        text = line + "\n" + text
+    path.write_text(text)
+
+
+def test_contracts_hold_on_the_tree() -> None:
+    out = lint_imports(ROOT / "pyproject.toml", ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 broken" in out.stdout
+
+
+def test_contracts_hold_on_an_unmodified_copy(tree_copy) -> None:
+    out = lint_imports(*tree_copy)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 broken" in out.stdout
+
+
+def test_ir_importing_a_higher_layer_is_caught(tree_copy) -> None:
+    config, src = tree_copy
+    prepend(src / "ivytrace_ir" / "graph.py", "import ivytrace_compile")
+    out = lint_imports(config, src)
+    assert out.returncode != 0
+    assert "Distributions depend only downward BROKEN" in out.stdout
+    assert "ivytrace_ir.graph -> ivytrace_compile" in out.stdout
+
+
+def test_sibling_layers_importing_each_other_is_caught(tree_copy) -> None:
+    config, src = tree_copy
+    prepend(src / "ivytrace_compile" / "__init__.py", "import ivytrace_passes")
+    out = lint_imports(config, src)
+    assert out.returncode != 0
+    assert "Distributions depend only downward BROKEN" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "module, framework",
+    [("ivytrace_passes/__init__.py", "torch"), ("ivytrace_ir/graph.py", "jax")],
+)
+def test_a_framework_import_is_caught(tree_copy, module: str, framework: str) -> None:
+    config, src = tree_copy
+    prepend(src / module, f"import {framework}")
+    out = lint_imports(config, src)
+    assert out.returncode != 0
+    assert "IR, passes and compile import no ML framework BROKEN" in out.stdout
+    importer = module.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    assert f"{importer} -> {framework}" in out.stdout
+
+
+# ---------------------------------------------------------------- import time
+
+
+def imports_run_at_import_time(tree: ast.Module) -> list[tuple[int, str]]:
+    """``(line, top-level module)`` of every import executed when the module is imported:
+    module and class bodies, including under ``if``/``try``/``with``, but not inside
+    functions nor under ``if TYPE_CHECKING:``."""
+    found: list[tuple[int, str]] = []
+
+    def visit(stmts: list[ast.stmt]) -> None:
+        for node in stmts:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse)
+                continue
+            if isinstance(node, ast.Import):
+                found.extend((node.lineno, a.name.split(".")[0]) for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.append((node.lineno, node.module.split(".")[0]))
+            for field in ("body", "orelse", "finalbody"):
+                visit(getattr(node, field, []))
+            for handler in getattr(node, "handlers", []):
+                visit(handler.body)
+
+    visit(tree.body)
+    return found
+
+
+def test_the_import_time_scan_sees_what_it_must() -> None:
+    code = (
+        "import numpy\n"
+        "try:\n    import torch\nexcept ImportError:\n    import jax.numpy\n"
+        "if TYPE_CHECKING:\n    import tensorflow\n"
+        "class A:\n    import keras\n    def f(self):\n        import transformers\n"
+        "def g():\n    import torch\n"
+    )
+    assert imports_run_at_import_time(ast.parse(code)) == [
+        (1, "numpy"), (3, "torch"), (5, "jax"), (9, "keras"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("package", FRAMEWORK_FREE)
+def test_no_framework_import_runs_at_import_time(package: str) -> None:
+    files = sorted(PACKAGES.glob(f"*/src/{package}/**/*.py"))
+    assert files, package
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} imports {mod}"
+        for path in files
+        for line, mod in imports_run_at_import_time(ast.parse(path.read_text(), str(path)))
+        if mod in FRAMEWORKS
+    ]
+    assert offenders == []
