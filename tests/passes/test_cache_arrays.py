@@ -2,6 +2,7 @@
 torch tensors and numpy arrays, twice, before and after."""
 
 import numpy as np
+import pytest
 import torch
 from ivytrace_ir import LEAF, GraphBuilder, NodeMeta, ScalarSpec, TensorSpec, TreeDef, verify
 from ivytrace_passes import cache_arrays, interpret, prune
@@ -45,18 +46,20 @@ def test_seeds_example_leaves_one_node_and_one_constant():
     assert "cached 3 nodes" in cache_arrays.apply(g).note
 
 
-def _mutated_constant_graph():
+def _mutated_constant_graph(effect):
     """``a = torch.zeros(3); a.add_(x); return a * 2``: ``a`` must be fresh each call."""
     b = GraphBuilder("fn")
     x = b.add_input(t(3), "x")
     (a,) = b.add_node("torch.zeros", (3,), out_specs=(t(3),))
-    (a2,) = b.add_node("torch.Tensor.add_", (a, x), out_specs=(t(3),), meta=NodeMeta(mutates=(0,)))
+    meta = NodeMeta(mutates=(0,), effect=effect)
+    (a2,) = b.add_node("torch.Tensor.add_", (a, x), out_specs=(t(3),), meta=meta)
     (r,) = b.add_node("torch.Tensor.__mul__", (a2, 2.0), out_specs=(t(3),))
     return b.build((r,), LEAF, in_tree=args_tree(1))
 
 
-def test_a_constant_changed_in_place_is_not_cached():
-    g = _mutated_constant_graph()
+@pytest.mark.parametrize("effect", [False, True], ids=["plain", "effect"])
+def test_a_constant_changed_in_place_is_not_cached(effect):
+    g = _mutated_constant_graph(effect)
     out = verify(cache_arrays(g))
     assert out.ops == g.ops and out.constants == ()
     for x in (torch.tensor([1.0, 2.0, 3.0]), torch.tensor([5.0, 0.0, 1.0])):
@@ -64,6 +67,24 @@ def test_a_constant_changed_in_place_is_not_cached():
         for _ in range(2):
             torch.testing.assert_close(interpret(out, x), x * 2)
             torch.testing.assert_close(interpret(out, x), interpret(g, x))
+
+
+def test_what_an_in_place_update_adds_is_cached():
+    """``x.add_(torch.ones(3) * 2)``: the addend is read, never changed, so cacheable."""
+    b = GraphBuilder("fn")
+    x = b.add_input(t(3), "x")
+    (o,) = b.add_node("torch.ones", (3,), out_specs=(t(3),))
+    (c,) = b.add_node("torch.Tensor.__mul__", (o, 2.0), out_specs=(t(3),))
+    meta = NodeMeta(mutates=(0,), effect=True)
+    (x2,) = b.add_node("torch.Tensor.add_", (x, c), out_specs=(t(3),), meta=meta)
+    g = b.build((x2,), LEAF, in_tree=args_tree(1))
+    out = verify(cache_arrays(g))
+    assert out.ops == ("torch.Tensor.add_",)
+    x_in = torch.zeros(3)
+    for _ in range(2):
+        interpret(out, x_in)
+    torch.testing.assert_close(x_in, torch.full((3,), 4.0))
+    torch.testing.assert_close(out.constants[0].data, torch.full((3,), 2.0))
 
 
 def test_a_view_read_after_an_update_through_another_view_is_not_cached():
@@ -161,3 +182,22 @@ def test_a_node_that_fails_at_pass_time_stays_and_is_reported():
     assert (
         "could not evaluate 1" in res.note and "[1] torch.Tensor.reshape: RuntimeError" in res.note
     )
+
+
+def test_setitem_on_a_fresh_constant_runs_each_call():
+    """``mask = torch.ones(3); mask[1] = 0.0; return x * mask``: ``__setitem__`` returns
+    nothing; its output is the new version of ``mask``."""
+    b = GraphBuilder("fn")
+    x = b.add_input(t(3), "x")
+    (m,) = b.add_node("torch.ones", (3,), out_specs=(t(3),))
+    (m2,) = b.add_node(
+        "torch.Tensor.__setitem__", (m, 1, 0.0), out_specs=(t(3),), meta=NodeMeta(mutates=(0,))
+    )
+    (y,) = b.add_node("torch.Tensor.__mul__", (x, m2), out_specs=(t(3),))
+    g = b.build((y,), LEAF, in_tree=args_tree(1))
+    out = verify(prune(cache_arrays(g)))
+    assert out.ops == g.ops
+    for _ in range(2):
+        torch.testing.assert_close(
+            interpret(out, torch.full((3,), 2.0)), torch.tensor([2.0, 0.0, 2.0])
+        )

@@ -86,6 +86,14 @@ def _attr_aliases(node: Node) -> Iterable[Value | Const]:
     return ()
 
 
+def _may_store_args(node: Node, mutated: tuple[Value | Const, ...]) -> bool:
+    """Whether an effect node may keep its arguments beyond the call: a write-back, or
+    an effect of unknown kind (not a guard, not just an in-place update)."""
+    if node.op == "ivytrace.setattr":
+        return True
+    return is_effect(node) and node.op != "ivytrace.guard" and not mutated
+
+
 def alias_sets(graph: Graph) -> AliasSets:
     """The may-alias sets of ``graph``, from the op tables alone.
 
@@ -93,18 +101,19 @@ def alias_sets(graph: Graph) -> AliasSets:
     (:func:`~ivytrace_passes.rules.is_view`) with its array arguments; an attribute or
     item read with the object it reads. Flag ``"mutated"`` marks sets something changes
     in place; ``"escapes"`` marks sets that outlive the call (graph outputs, values
-    written to objects or handed to effect nodes).
+    written to objects or handed to effect nodes other than guards and in-place updates).
     """
     sets = AliasSets()
     for node in graph.nodes:
         outs = [v.id for v in node.outputs]
-        for m in mutated_args(node):
+        mutated = mutated_args(node)
+        for m in mutated:
             sets.union(key(m), *outs)
             sets.mark(key(m), "mutated")
         if is_view(node.op):
             sets.union(*outs, *(key(r) for r in ref_leaves((node.args, node.kwargs))))
         sets.union(*outs, *(key(r) for r in _attr_aliases(node)))
-        if is_effect(node) and node.op != "ivytrace.guard":
+        if _may_store_args(node, mutated):
             for r in ref_leaves((node.args, node.kwargs)):
                 sets.mark(key(r), "escapes")
     for r in ref_leaves(graph.outputs):

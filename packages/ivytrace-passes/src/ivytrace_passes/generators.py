@@ -76,8 +76,6 @@ def bake_generators(graph: Graph, drawn: Mapping[int, Any]) -> PassOutcome:
         if not node.meta.generator:
             nodes.append(node)
             continue
-            nodes.append(node)
-            continue
         baked.append(node.op)
         targets = mutated_args(node)
         if targets:
@@ -109,8 +107,9 @@ def _copy_node(node: Node, index: int, v: Value, c: Const, constant: Constant) -
     op = COPY_OPS.get(constant.spec.framework)
     if op is None:
         raise BakeError(
-            f"node [{index}] {node.op}: its draw is changed in place later, and there is no "
-            f"copy op for framework {constant.spec.framework!r} to keep the constant intact"
+            f"node [{index}] {node.op}: its draw is changed in place later or returned, and "
+            f"there is no copy op for framework {constant.spec.framework!r} (rules.COPY_OPS) "
+            "to keep the constant intact"
         )
     return Node(op, (c,), (), (v,), meta=NodeMeta(source=node.meta.source, note="baked draw"))
 
@@ -120,7 +119,7 @@ def _copy_into(
 ) -> Node:
     """An in-place draw into ``target`` becomes ``copy_into(target, constant)``."""
     framework = _framework(node)
-    op = COPY_INTO_OPS.get(framework or "")
+    op = COPY_INTO_OPS.get(framework)
     if op is None or len(targets) != 1 or len(node.outputs) != 1:
         raise BakeError(
             f"node [{index}] {node.op}: cannot bake this in-place draw "
@@ -138,7 +137,7 @@ def _copy_into(
     )
 
 
-def _framework(node: Node) -> str | None:
+def _framework(node: Node) -> str:
     for v in node.outputs:
         if isinstance(v.spec, TensorSpec):
             return v.spec.framework

@@ -30,6 +30,8 @@ from ivytrace_ir import (
     unflatten,
 )
 
+from .rules import mutated_positions
+
 __all__ = ["call_node", "eval_arg", "interpret", "tree_leaves"]
 
 
@@ -69,7 +71,8 @@ def call_node(
     constants: Sequence[Constant],
     allow: Allowlist = DEFAULT_ALLOWLIST,
 ) -> Any:
-    """Run one node; returns what its callable returns (``None`` for write-backs)."""
+    """Run one node; returns what its callable returns (``None`` for write-backs and
+    guards; the changed argument for an in-place op that returns nothing)."""
     args = [eval_arg(a, env, constants, allow) for a in node.args]
     kwargs = {k: eval_arg(v, env, constants, allow) for k, v in node.kwargs}
     op = node.op
@@ -86,7 +89,14 @@ def call_node(
             why = f" ({node.meta.note})" if node.meta.note else ""
             raise GuardFailure(f"guard failed{where}{why}: {args[0]!r} != {args[1]!r}")
         return None
-    return resolve(op, allow)(*args, **kwargs)
+    result = resolve(op, allow)(*args, **kwargs)
+    if result is None and len(node.outputs) == 1:
+        # An in-place op that returns nothing (``Tensor.__setitem__``, ``numpy.copyto``):
+        # by the IR's convention its output is the new version of what it changed.
+        positions = mutated_positions(node)
+        if positions:
+            return args[positions[0]]
+    return result
 
 
 def tree_leaves(tree: TreeDef, obj: Any) -> list[Any]:

@@ -36,6 +36,7 @@ __all__ = [
     "is_generator",
     "is_view",
     "mutated_args",
+    "mutated_positions",
     "ref_leaves",
 ]
 
@@ -173,16 +174,18 @@ def _name_mutates(node: Node) -> tuple[int, ...]:
     return ()
 
 
-def mutated_args(node: Node) -> tuple[Value | Const, ...]:
-    """The values and constants ``node`` changes in place.
+def mutated_positions(node: Node) -> tuple[int, ...]:
+    """Positions of the arguments ``node`` changes in place: its ``meta.mutates``, plus
+    what its op name says (:data:`INPLACE_OPS`, a trailing ``_`` on a torch op,
+    ``__iadd__``-style dunders, ``__setitem__``, ``inplace=True``)."""
+    return tuple(sorted(set(node.meta.mutates) | set(_name_mutates(node))))
 
-    The union of the node's ``meta.mutates`` positions, what its op name says
-    (:data:`INPLACE_OPS`, a trailing ``_`` on a torch op, ``__iadd__``-style dunders,
-    ``__setitem__``, ``inplace=True``) and any ``out=`` keyword argument.
-    """
-    positions = set(node.meta.mutates) | set(_name_mutates(node))
+
+def mutated_args(node: Node) -> tuple[Value | Const, ...]:
+    """The values and constants ``node`` changes in place: the arguments at
+    :func:`mutated_positions`, and any ``out=`` keyword argument."""
     out: list[Value | Const] = []
-    for p in sorted(positions):
+    for p in mutated_positions(node):
         if p < len(node.args):
             out.extend(ref_leaves(node.args[p]))
     for k, v in node.kwargs:
