@@ -419,3 +419,16 @@ def test_malformed_top_level_fields(saved: Path, key: str, value) -> None:
     with pytest.raises(GraphFileError, match="corrupt graph file") as info:
         load(saved)
     assert str(saved) in str(info.value)
+
+
+def test_tree_keys_that_do_not_match_the_children(saved: Path) -> None:
+    def edit(s: dict) -> None:
+        s["out_tree"] = {
+            "kind": "dict",
+            "children": [{"kind": "leaf"}, {"kind": "none"}],
+            "keys": ["a"],
+        }
+
+    tamper(saved, edit)
+    with pytest.raises(GraphFileError, match=r"does not verify.*2 items but 1 keys"):
+        load(saved)

@@ -177,3 +177,12 @@ def test_neighbourhood_at_the_edges() -> None:
     nodes[0] = node("os.system", X, out=1)
     msg = check_failure(chain(*nodes), 0)
     assert "[3]" not in msg  # two neighbours on each side, no more
+
+
+def test_keyed_trees_need_one_key_per_child() -> None:
+    short = TreeDef("dict", (LEAF, TreeDef("none")), ("only_one",))
+    with pytest.raises(VerifyError, match="the output tree has a dict of 2 items but 1 keys"):
+        verify(chain(*sound(), out_tree=short))
+    nodes = sound()
+    nodes[1] = Node("torch.cos", (v(1),), (), (v(2),), TreeDef("mapping", (LEAF,), (), "x.Cfg"))
+    check_failure(chain(*nodes), 1, "its output tree has a mapping of 1 items but 0 keys")

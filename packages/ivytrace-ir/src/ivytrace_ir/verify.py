@@ -6,6 +6,7 @@ from typing import Any
 
 from .graph import PRIM_OPS, Graph, iter_arg_leaves
 from .printing import Namer, format_node
+from .pytree import TreeDef
 from .resolve import DEFAULT_ALLOWLIST, Allowlist, OpNameError, check_name
 from .values import Const, Opaque, Symbol, Value
 
@@ -36,8 +37,9 @@ def verify(graph: Graph, allow: Allowlist = DEFAULT_ALLOWLIST) -> Graph:
     """Check ``graph``; return it unchanged when sound, raise :class:`VerifyError` otherwise.
 
     Checks: value ids are defined once and before use; constants exist; op and symbol
-    names are well-formed and allowed; outputs and inputs match their trees; arguments
-    hold only values, constants, symbols and literals.
+    names are well-formed and allowed; outputs and inputs match their trees, and every
+    keyed tree node has one key per child; arguments hold only values, constants, symbols
+    and literals.
     """
     defined: set[int] = set()
 
@@ -76,6 +78,17 @@ def verify(graph: Graph, allow: Allowlist = DEFAULT_ALLOWLIST) -> Graph:
         elif not isinstance(leaf, (*_LITERALS, Opaque)):
             fail(f"{what} holds a {type(leaf).__qualname__}, which is not an IR argument", i)
 
+    def check_tree(t: TreeDef, what: str, i: int | None = None) -> None:
+        if t.kind in ("dict", "namedtuple", "dataclass", "mapping"):
+            if len(t.keys) != len(t.children):
+                fail(f"{what} has a {t.kind} of {len(t.children)} items but {len(t.keys)} keys", i)
+        elif t.kind in ("leaf", "static", "none") and t.children:
+            fail(f"{what} has a {t.kind} with children", i)
+        for c in t.children:
+            check_tree(c, what, i)
+
+    check_tree(graph.in_tree, "the input tree")
+    check_tree(graph.out_tree, "the output tree")
     if len(graph.inputs) != graph.in_tree.num_leaves:
         fail(f"{len(graph.inputs)} inputs but the input tree has {graph.in_tree.num_leaves} leaves")
     if len(graph.outputs) != graph.out_tree.num_leaves:
@@ -101,6 +114,7 @@ def verify(graph: Graph, allow: Allowlist = DEFAULT_ALLOWLIST) -> Graph:
         for k, _ in node.kwargs:
             if not isinstance(k, str) or not k.isidentifier():
                 fail(f"keyword {k!r} is not an identifier", i)
+        check_tree(node.out_tree, "its output tree", i)
         if len(node.outputs) != node.out_tree.num_leaves:
             fail(
                 f"{len(node.outputs)} outputs but its output tree has {node.out_tree.num_leaves} leaves",
