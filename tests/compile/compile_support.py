@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import os
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,9 @@ from ivytrace_ir import (
     TensorSpec,
     TreeDef,
 )
+
+Out = collections.namedtuple("Out", ["logits", "aux"])
+"""An output class of the golden kitchen-sink graph (its module name shows in the source)."""
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE_GOLDEN = os.environ.get("IVYTRACE_UPDATE_GOLDEN") == "1"

@@ -18,6 +18,7 @@ from ivytrace_ir import (
     NodeMeta,
     ObjectSpec,
     Opaque,
+    ScalarSpec,
     Symbol,
     TensorSpec,
     TreeDef,
@@ -301,3 +302,34 @@ def test_bad_op_names_are_refused_at_compile_time():
 
     with pytest.raises(VerifyError, match=r"os\.system"):
         compile_graph(_graph(build))
+
+
+def test_identity_keyword_only_and_more_operators():
+    b = GraphBuilder("f")
+    x = b.add_input(t32(3), "x")
+    k = b.add_input(t32(3), "k")
+    (full,) = b.add_node("torch.full", ((3,), math.nan), out_specs=(t32(3),))
+    (isn,) = b.add_node("torch.isnan", (full,), out_specs=(TensorSpec("torch", "bool", (3,)),))
+    (has,) = b.add_node("torch.Tensor.__contains__", (k, 2.0), out_specs=(ScalarSpec("bool"),))
+    (neg,) = b.add_node("operator.not_", (has,), out_specs=(ScalarSpec("bool"),))
+    (acc,) = b.add_node("torch.Tensor.clone", (k,), out_specs=(t32(3),))
+    (acc2,) = b.add_node(
+        "torch.Tensor.__iadd__", (acc, 1.0), out_specs=(t32(3),), meta=NodeMeta(mutates=(0,))
+    )
+    out_tree = TreeDef("tuple", (LEAF, LEAF, LEAF, LEAF))
+    in_tree = call_tree(LEAF, k=LEAF)
+    g = b.build((x, isn, neg, acc2), out_tree, in_tree, GraphMeta("f", "torch"))
+    cg = compile_graph(g.replace(arg_names=("x",)))
+    src = cg.source
+    assert "def f(x, *, k):" in src
+    assert "full_1 = full((3,), nan)" in src and "#   nan = math.nan" in src
+    assert "contains = 2.0 in k" in src
+    assert "not_ = not contains" in src
+    assert "iadd = clone.__iadd__(1.0)" in src
+    assert "return (x, isnan_1, not_, iadd)" in src
+    kk = torch.tensor([1.0, 2.0, 3.0])
+    x_, isn_, neg_, acc_ = cg.fn(torch.zeros(3), k=kk)
+    assert x_.eq(0).all() and isn_.all() and neg_ is False
+    torch.testing.assert_close(acc_, kk + 1)
+    with pytest.raises(TypeError):
+        cg.fn(torch.zeros(3), kk)  # k is keyword-only, as it was traced

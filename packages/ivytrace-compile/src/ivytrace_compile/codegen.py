@@ -18,6 +18,7 @@ import sys
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 from ivytrace_ir import (
@@ -46,34 +47,36 @@ from .errors import CompileError
 __all__ = ["GeneratedSource", "generate"]
 
 # ---------------------------------------------------------------- operator tables
-_BINARY = {
+_BINARY = MappingProxyType({
     "__add__": "+", "__sub__": "-", "__mul__": "*", "__matmul__": "@", "__truediv__": "/",
     "__floordiv__": "//", "__mod__": "%", "__pow__": "**", "__and__": "&", "__or__": "|",
     "__xor__": "^", "__lshift__": "<<", "__rshift__": ">>", "__eq__": "==", "__ne__": "!=",
     "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=",
-}  # fmt: skip
-_REFLECTED = {
+})  # fmt: skip
+_REFLECTED = MappingProxyType({
     "__radd__": "+", "__rsub__": "-", "__rmul__": "*", "__rmatmul__": "@",
     "__rtruediv__": "/", "__rfloordiv__": "//", "__rmod__": "%", "__rpow__": "**",
     "__rand__": "&", "__ror__": "|", "__rxor__": "^", "__rlshift__": "<<", "__rrshift__": ">>",
-}  # fmt: skip
-_UNARY = {"__neg__": "-", "__pos__": "+", "__invert__": "~"}
-_BUILTIN_UNARY = {
+})  # fmt: skip
+_UNARY = MappingProxyType({"__neg__": "-", "__pos__": "+", "__invert__": "~"})
+_BUILTIN_UNARY = MappingProxyType({
     "__abs__": "abs", "__len__": "len", "__bool__": "bool", "__int__": "int",
     "__float__": "float", "__complex__": "complex",
-}  # fmt: skip
-_OPERATOR_BINARY = {
+})  # fmt: skip
+_OPERATOR_BINARY = MappingProxyType({
     "add": "+", "sub": "-", "mul": "*", "matmul": "@", "truediv": "/", "floordiv": "//",
     "mod": "%", "pow": "**", "and_": "&", "or_": "|", "xor": "^", "lshift": "<<",
     "rshift": ">>", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-}  # fmt: skip
-_OPERATOR_UNARY = {"neg": "-", "pos": "+", "invert": "~", "inv": "~", "not_": "not "}
+})  # fmt: skip
+_OPERATOR_UNARY = MappingProxyType(
+    {"neg": "-", "pos": "+", "invert": "~", "inv": "~", "not_": "not "}
+)
 
-_OWNER_ALIASES = {
+_OWNER_ALIASES = MappingProxyType({
     "numpy": "np", "jax.numpy": "jnp", "tensorflow": "tf", "torch.nn.functional": "F",
     "tensorflow.experimental.numpy": "tnp", "jax.nn": "jnn", "tensorflow.nn": "tf_nn",
     "tensorflow.math": "tf_math", "torch.Tensor": "Tensor",
-}  # fmt: skip
+})  # fmt: skip
 
 # Precedence classes of a rendered expression.
 _ATOM, _NUM, _LOW = 0, 1, 2
