@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 from compile_support import INT, call_tree, mlp_graph, seed_graph, t32
-from ivytrace_compile import CompiledGraph, compile_graph
+from ivytrace_compile import CompiledGraph, CompileError, compile_graph
 from ivytrace_ir import (
     DEFAULT_ALLOWLIST,
     LEAF,
@@ -302,6 +302,14 @@ def test_bad_op_names_are_refused_at_compile_time():
 
     with pytest.raises(VerifyError, match=r"os\.system"):
         compile_graph(_graph(build))
+
+    def build_missing(b):
+        x = b.add_input(t32(3))
+        (a,) = b.add_node("torch.no_such_op", (x,), out_specs=(t32(3),))
+        return (a,)
+
+    with pytest.raises(CompileError, match=r"node \[0\] torch\.no_such_op.*does not exist"):
+        compile_graph(_graph(build_missing))
 
 
 def test_identity_keyword_only_and_more_operators():

@@ -8,7 +8,7 @@ import re
 
 __all__ = ["BUILTIN_NAMES", "Namer", "is_name", "sanitize"]
 
-KEYWORDS = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
+KEYWORDS = frozenset(keyword.kwlist)  # soft keywords (match, case, _) are valid names
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 _BAD = re.compile(r"\W+")
