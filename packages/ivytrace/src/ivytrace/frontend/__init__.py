@@ -1,0 +1,110 @@
+"""The framework-agnostic frontend: Ivy-style functions, ``Container`` and ``Module``.
+
+Every function dispatches straight to the current backend's own callable
+(``ivytrace.sum(x)`` on torch calls ``torch.sum(x)``; ``ivytrace.concat`` calls
+``torch.cat``), so tracing frontend code gives the same graph as tracing the equal
+backend code. The backend is the one set in this context (:func:`set_backend`,
+:func:`using_backend`), else the framework of the array arguments, else numpy. No
+framework is imported until its backend is first used.
+
+The table of operations with each op's native callables and sample inputs is
+:mod:`ivytrace_ir.optable`.
+"""
+
+from . import dtypes as _dtypes
+from ._state import (
+    BACKENDS,
+    current_backend,
+    current_backend_str,
+    get_backend,
+    set_backend,
+    unset_backend,
+    using_backend,
+)
+from .container import Container
+from .dtypes import (
+    Dtype,
+    bfloat16,
+    bool_,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from .functions import *  # noqa: F403
+from .functions import __all__ as _functions_all
+from .module import (
+    GELU,
+    AvgPool2D,
+    Conv2D,
+    Dropout,
+    Flatten,
+    LayerNorm,
+    Linear,
+    MaxPool2D,
+    Module,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Softmax,
+    Tanh,
+)
+
+bool = _dtypes.bool_
+"""``ivytrace.frontend.bool``: the bool dtype. Not in ``__all__`` so that a star import
+does not shadow the builtin ``bool``; ``bool_`` is exported instead."""
+
+module = Module
+"""Lower-case alias: one seed writes ``class Network(ivy.module)``."""
+
+__all__ = [
+    "BACKENDS",
+    "GELU",
+    "AvgPool2D",
+    "Container",
+    "Conv2D",
+    "Dropout",
+    "Dtype",
+    "Flatten",
+    "LayerNorm",
+    "Linear",
+    "MaxPool2D",
+    "Module",
+    "ReLU",
+    "Sequential",
+    "Sigmoid",
+    "Softmax",
+    "Tanh",
+    "bfloat16",
+    "bool_",
+    "complex64",
+    "complex128",
+    "current_backend",
+    "current_backend_str",
+    "float16",
+    "float32",
+    "float64",
+    "get_backend",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "module",
+    "set_backend",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "unset_backend",
+    "using_backend",
+    *_functions_all,
+]
