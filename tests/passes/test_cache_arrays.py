@@ -202,3 +202,38 @@ def test_setitem_on_a_fresh_constant_runs_each_call():
         torch.testing.assert_close(
             interpret(out, torch.full((3,), 2.0)), torch.tensor([2.0, 0.0, 2.0])
         )
+
+
+def test_attribute_ops_and_methods_dispatch_on_the_runtime_type():
+    """``torch.Tensor.shape`` names a property; ``jax.Array.reshape`` an abstract method:
+    both are looked up on the argument, as the user's code did."""
+    jnp = pytest.importorskip("jax.numpy")
+    b = GraphBuilder("fn")
+    x = b.add_input(t(6, fw="jax"), "x")
+    tx = b.add_input(t(2, 3), "tx")
+    (c,) = b.add_node("jax.numpy.arange", (6.0,), out_specs=(t(6, fw="jax"),))
+    (c2,) = b.add_node("jax.Array.reshape", (c, (2, 3)), out_specs=(t(2, 3, fw="jax"),))
+    (y,) = b.add_node("jax.numpy.add", (x, 1.0), out_specs=(t(6, fw="jax"),))
+    (y2,) = b.add_node("jax.Array.reshape", (y, (2, 3)), out_specs=(t(2, 3, fw="jax"),))
+    (z,) = b.add_node("jax.numpy.multiply", (y2, c2), out_specs=(t(2, 3, fw="jax"),))
+    (z0,) = b.add_node("torch.zeros", (2, 3), out_specs=(t(2, 3),))
+    rows, cols = b.add_node(
+        "torch.Tensor.shape",
+        (z0,),
+        out_specs=(ScalarSpec("int"),) * 2,
+        out_tree=TreeDef("tuple", (LEAF, LEAF)),
+    )
+    (u,) = b.add_node("torch.Tensor.reshape", (tx, cols, rows), out_specs=(t(3, 2),))
+    g = b.build((z, u), TreeDef("tuple", (LEAF, LEAF)), in_tree=args_tree(2))
+    res = cache_arrays.apply(g)
+    out = verify(prune(res.graph))
+    assert out.ops == (
+        "jax.numpy.add",
+        "jax.Array.reshape",
+        "jax.numpy.multiply",
+        "torch.Tensor.reshape",
+    )
+    assert out.nodes[-1].args[1:] == (3, 2) and out.constants[0].spec.framework == "jax"
+    z_out, u_out = interpret(out, jnp.zeros(6), torch.arange(6.0).reshape(2, 3))
+    np.testing.assert_allclose(np.asarray(z_out), np.arange(6.0).reshape(2, 3))
+    assert u_out.shape == (3, 2)

@@ -37,16 +37,19 @@ def test_repeated_pure_calls_are_merged_transitively():
 
 def test_literals_of_different_types_are_different_calls():
     b = GraphBuilder("fn")
-    (i,) = b.add_node("torch.full", ((2,), 1), out_specs=(t(2, dtype="int64"),))
-    (f,) = b.add_node("torch.full", ((2,), 1.0), out_specs=(t(2),))
-    (z,) = b.add_node("torch.full", ((2,), 0.0), out_specs=(t(2),))
-    (nz,) = b.add_node("torch.full", ((2,), -0.0), out_specs=(t(2),))
-    g = b.build((i, f, z, nz), TreeDef("tuple", (LEAF,) * 4), in_tree=args_tree(0))
+    x = b.add_input(t(2, dtype="int64"), "x")
+    f = b.add_input(t(2), "f")
+    (i,) = b.add_node("torch.Tensor.__add__", (x, 1), out_specs=(t(2, dtype="int64"),))
+    (fl,) = b.add_node("torch.Tensor.__add__", (x, 1.0), out_specs=(t(2),))
+    (z,) = b.add_node("torch.Tensor.__mul__", (f, 0.0), out_specs=(t(2),))
+    (nz,) = b.add_node("torch.Tensor.__mul__", (f, -0.0), out_specs=(t(2),))
+    (z2,) = b.add_node("torch.Tensor.__mul__", (f, 0.0), out_specs=(t(2),))
+    g = b.build((i, fl, z, nz, z2), TreeDef("tuple", (LEAF,) * 5), in_tree=args_tree(2))
     out = cse(g)
     assert len(out.nodes) == 4
-    ri, rf, _, rnz = interpret(out)
+    ri, rf, rz, rnz, _ = interpret(out, torch.tensor([1, 2]), torch.tensor([1.0, 2.0]))
     assert ri.dtype == torch.int64 and rf.dtype == torch.float32
-    assert torch.signbit(rnz).all()
+    assert torch.signbit(rnz).all() and not torch.signbit(rz).any()
 
 
 def test_reads_of_a_view_before_and_after_an_in_place_update_are_not_merged():

@@ -45,9 +45,9 @@ def test_default_pipeline_records_every_pass():
     assert out.ops == ("torch.Tensor.__pow__",)
     hist = out.meta.history
     assert [r.name for r in hist] == ["rewrite_stateful", "cse", "cache_arrays", "prune"]
-    assert [(r.nodes_before, r.nodes_after) for r in hist] == [(5, 5), (5, 4), (4, 2), (2, 1)]
-    assert hist[1].note.startswith("merged 1 repeated calls: torch.tensor")
-    assert hist[2].note.startswith("cached 2 nodes")
+    assert [(r.nodes_before, r.nodes_after) for r in hist] == [(5, 5), (5, 5), (5, 2), (2, 1)]
+    assert hist[1].note == "nothing to merge"  # creations are left to array caching
+    assert hist[2].note.startswith("cached 3 nodes")
     assert hist[3].note == "removed 1 nodes: torch.Tensor.__mul__"
     assert all(r.seconds >= 0 for r in hist)
     x = torch.tensor([1.0, 2.0, 3.0])
@@ -57,9 +57,16 @@ def test_default_pipeline_records_every_pass():
     assert [r.name for r in again.meta.history][-2:] == ["prune", "prune"]
 
 
-def test_default_pipeline_flags():
+def test_without_array_caching_the_seeds_graph_keeps_its_four_ops():
     names = [getattr(p, "name", None) for p in default_pipeline(array_caching=False)]
     assert names == ["rewrite_stateful", "cse", "prune"]
+    out = run_pipeline(seeds_graph(), default_pipeline(array_caching=False))
+    assert out.ops == (
+        "torch.tensor",
+        "torch.tensor",
+        "torch.Tensor.__add__",
+        "torch.Tensor.__pow__",
+    )
 
 
 def test_plain_functions_and_named_entries():

@@ -49,6 +49,10 @@ def _mergeable(node: Node, sets: AliasSets) -> bool:
         return False
     if is_generator(node) or is_effect(node) or not node.outputs:
         return False
+    if not any(True for _ in node.inputs()):
+        # A creation from literals and constants (``torch.tensor([2])``): folding those
+        # is array caching's job, which the seeds' ``array_caching=False`` turns off.
+        return False
     if any(isinstance(x, Opaque) for x in iter_arg_leaves((node.args, node.kwargs))):
         return False  # a live object may hold state the call reads
     # Merging would make two results one object: wrong if either is changed in place.
@@ -65,8 +69,9 @@ def cse(graph: Graph) -> PassOutcome:
     one reuses its results.
 
     Never merged: random draws, effects, structural ops other than attribute reads,
-    in-place updates, calls on live objects, and calls whose results something changes
-    in place. Every in-place update (and attribute write) empties the table, because a
+    in-place updates, calls on live objects, calls whose results something changes in
+    place, and creations that read no value (left to :func:`cache_arrays`, so that
+    ``array_caching=False`` keeps them as written). Every in-place update (and attribute write) empties the table, because a
     view read before and after it has one value id but different contents.
     """
     sets = alias_sets(graph)

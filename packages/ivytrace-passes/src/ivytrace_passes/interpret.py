@@ -7,6 +7,9 @@ obviously right. Frameworks are imported only when an op naming them is resolved
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -89,7 +92,7 @@ def call_node(
             why = f" ({node.meta.note})" if node.meta.note else ""
             raise GuardFailure(f"guard failed{where}{why}: {args[0]!r} != {args[1]!r}")
         return None
-    result = resolve(op, allow)(*args, **kwargs)
+    result = _call_op(op, resolve(op, allow), args, kwargs)
     if result is None and len(node.outputs) == 1:
         # An in-place op that returns nothing (``Tensor.__setitem__``, ``numpy.copyto``):
         # by the IR's convention its output is the new version of what it changed.
@@ -97,6 +100,46 @@ def call_node(
         if positions:
             return args[positions[0]]
     return result
+
+
+_MISSING = object()
+
+
+@functools.lru_cache(maxsize=4096)
+def _owner_class(op: str) -> type | None:
+    """The class ``op`` is an attribute of (``torch.Tensor`` for ``torch.Tensor.add``),
+    or ``None`` for a module-level function. Called only for names that resolved."""
+    parts = op.split(".")[:-1]
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for p in parts[cut:]:
+            obj = getattr(obj, p, None)
+        return obj if isinstance(obj, type) else None
+    return None
+
+
+def _call_op(op: str, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """Call a resolved op. A class attribute (``torch.Tensor.reshape``,
+    ``jax.Array.reshape``, the property ``torch.Tensor.shape``) is looked up on the
+    first argument's runtime type, as the user's code did: the class's own entry may be
+    an abstract stub or a descriptor."""
+    cls = _owner_class(op)
+    if cls is None or not args:
+        return fn(*args, **kwargs)
+    attr = op.rsplit(".", 1)[1]
+    if isinstance(inspect.getattr_static(cls, attr, None), staticmethod | classmethod):
+        return fn(*args, **kwargs)
+    bound = getattr(args[0], attr, _MISSING)
+    if bound is _MISSING:  # not an instance after all: call the class's entry
+        return fn(*args, **kwargs)
+    if not callable(fn):  # a property read: ``x.shape``
+        if len(args) != 1 or kwargs:
+            raise TypeError(f"{op} is an attribute; the node passes it {len(args)} arguments")
+        return bound
+    return bound(*args[1:], **kwargs)
 
 
 def tree_leaves(tree: TreeDef, obj: Any) -> list[Any]:
