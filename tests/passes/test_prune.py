@@ -128,3 +128,15 @@ def test_prune_is_idempotent_and_keeps_outputs_that_are_inputs():
     once = prune(g)
     assert once.ops == () and prune(once) == once
     assert interpret(once, torch.ones(1))[1] == 3
+
+
+def test_guards_decided_by_literals_go_and_failing_ones_stay():
+    b = GraphBuilder("fn")
+    x = b.add_input(t(3), "x")
+    b.add_node("ivytrace.guard", (True, True))
+    b.add_node("ivytrace.guard", (3, 3))
+    b.add_node("ivytrace.guard", (1, True))  # 1 == True, but not the same decision
+    b.add_node("ivytrace.guard", (2, 3))  # always fails: kept, the call must fail
+    g = b.build((x,), LEAF, in_tree=args_tree(1))
+    out = prune(g)
+    assert [n.args for n in out.nodes] == [(1, True), (2, 3)]

@@ -175,3 +175,52 @@ def test_freeze_refuses_writes_to_externals_and_live_objects_handed_to_ops():
     (n,) = b.add_node("builtins.len", (o,), out_specs=(t(),))
     with pytest.raises(FreezeError, match="handed the live object self"):
         freeze_externals(b.build((n,), LEAF, in_tree=args_tree(0)))
+
+
+def test_a_write_seen_through_a_modules_buffer_dict_is_kept():
+    """``self.running = x`` lands in ``self._buffers``: reading the item observes it."""
+    b = GraphBuilder("fn")
+    x = b.add_input(t(3), "x")
+    o = b.add_external(None, "self")
+    b.add_node("ivytrace.setattr", (o, "running", x), meta=WRITE)
+    (bufs,) = b.add_node(
+        "ivytrace.getattr", (o, "_buffers"), out_specs=(ObjectSpec("builtins.dict"),)
+    )
+    (r,) = b.add_node("ivytrace.getitem", (bufs, "running"), out_specs=(t(3),))
+    (r2,) = b.add_node("torch.Tensor.__mul__", (r, 1.0), out_specs=(t(3),))
+    (x2,) = b.add_node("torch.Tensor.__mul__", (x, 2.0), out_specs=(t(3),))
+    b.add_node("ivytrace.setattr", (o, "running", x2), meta=WRITE)
+    g = b.build((r2,), LEAF, in_tree=args_tree(1))
+    out = verify(rewrite_stateful(g))
+    assert out.ops.count("ivytrace.setattr") == 2
+
+    def run(graph):
+        module = torch.nn.Module()
+        module.register_buffer("running", torch.zeros(3))
+        return interpret(graph, torch.ones(3), externals={"self": module}), module.running
+
+    (r_before, buf_before), (r_after, buf_after) = run(g), run(out)
+    torch.testing.assert_close(r_after, torch.ones(3))
+    torch.testing.assert_close(r_after, r_before)
+    torch.testing.assert_close(buf_after, buf_before)
+
+
+def test_freeze_names_constants_like_a_state_dict():
+    """The tracer reads parameters through the module's dicts:
+    ``self._modules["layers"]._modules["0"]._parameters["weight"]``."""
+    model = torch.nn.Module()
+    model.layers = torch.nn.ModuleList([torch.nn.Linear(2, 2)])
+    b = GraphBuilder("fn")
+    x = b.add_input(t(2), "x")
+    ref = b.add_external(model, "self")
+    for name, kind in [
+        ("_modules", "getattr"), ("layers", "getitem"), ("_modules", "getattr"),
+        ("0", "getitem"), ("_parameters", "getattr"), ("weight", "getitem"),
+    ]:  # fmt: skip
+        spec = t(2, 2) if name == "weight" else ObjectSpec("builtins.object")
+        (ref,) = b.add_node(f"ivytrace.{kind}", (ref, name), out_specs=(spec,))
+    (y,) = b.add_node("torch.matmul", (ref, x), out_specs=(t(2),))
+    out = freeze_externals(b.build((y,), LEAF, in_tree=args_tree(1)))
+    assert out.ops == ("torch.matmul",)
+    assert out.constants[0].name == "self.layers.0.weight"
+    assert out.constants[0].data is model.layers[0].weight

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from ivytrace_ir import Const, Graph, Value
+from ivytrace_ir import Const, Graph, Node, Value
 
 from .analysis import alias_sets, key, persistent_values
 from .core import PassOutcome, graph_pass
-from .edit import compact_constants, describe_ops
+from .edit import compact_constants, describe_ops, is_literal
 from .rules import is_effect, mutated_args, ref_leaves
 
 __all__ = ["prune"]
+
+
+def _decided_guard(node: Node) -> bool:
+    if node.op != "ivytrace.guard" or any(True for _ in ref_leaves(node.args)):
+        return False
+    value, expected = node.args
+    return is_literal(value) and type(value) is type(expected) and value == expected
 
 
 @graph_pass
@@ -17,11 +24,12 @@ def prune(graph: Graph) -> PassOutcome:
     """Remove the nodes nothing needs, and the constants nothing reads.
 
     A node is needed when it produces something a graph output reads, or it is an
-    effect (a guard, an ``ivytrace.setattr`` write-back, ``meta.effect``), or it
-    changes in place something the caller can see (a value with an input, an
-    external or a constant among its ancestors), or it changes in place the memory
-    of a needed value (an in-place update through a view counts). Unused random
-    draws are removed. Constants are renumbered.
+    effect (a guard that can still fail, an ``ivytrace.setattr`` write-back,
+    ``meta.effect``), or it changes in place something the caller can see (a value
+    with an input, an external or a constant among its ancestors), or it changes in
+    place the memory of a needed value (an in-place update through a view counts).
+    Unused random draws go, and so do guards between two equal literals (after array
+    caching or freezing, some are decided). Constants are renumbered.
     """
     sets = alias_sets(graph)
     persistent = persistent_values(graph)
@@ -32,6 +40,8 @@ def prune(graph: Graph) -> PassOutcome:
         mutated = mutated_args(node)
         for m in mutated:
             mutators.setdefault(sets.find(key(m)), []).append(i)
+        if _decided_guard(node):
+            continue  # a guard between two literals that holds can never fail
         if is_effect(node) or any(key(m) in persistent for m in mutated):
             roots.append(i)
 

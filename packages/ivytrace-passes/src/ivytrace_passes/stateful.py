@@ -56,9 +56,10 @@ def rewrite_stateful(graph: Graph) -> PassOutcome:
 
     Safe around aliasing: a write forgets what is known of that attribute name on every
     object (two values may be the same object); an in-place update forgets everything
-    known (later readers must see the new version); a read that is not forwarded, a
-    guard, or an op handed a stateful object observes the earlier writes, and the op
-    also forgets everything known.
+    known (later readers must see the new version); a read that is not forwarded, an
+    item read off a stateful object (``self._buffers["x"]`` is ``self.x``), a guard,
+    or an op handed a stateful object observes the earlier writes, and the op also
+    forgets everything known.
     """
     # Stateful objects: externals, object-typed inputs, and objects read off them.
     objects = {e.value.id for e in graph.externals}
@@ -97,6 +98,9 @@ def rewrite_stateful(graph: Graph) -> PassOutcome:
         if op == _ITEM:
             if isinstance(obj, Value) and obj.id in objects:
                 objects.update(v.id for v in node.outputs if isinstance(v.spec, ObjectSpec))
+                # Items of an object's dicts are its attributes under another name
+                # (``self._buffers["running"]`` is ``self.running``): they observe writes.
+                pending.clear()
             continue
         if mutated_args(node):
             known.clear()
@@ -162,7 +166,7 @@ def freeze_externals(graph: Graph) -> PassOutcome:
             if node.op == _GET:
                 obj, path = getattr(live[base.id], selector), f"{paths[base.id]}.{selector}"
             else:
-                obj, path = live[base.id][selector], f"{paths[base.id]}[{selector!r}]"
+                obj, path = live[base.id][selector], _item_path(paths[base.id], selector)
             (out,) = node.outputs
             frozen.append(path)
             ref = _freeze_value(obj, out, path, constants, by_object)
@@ -194,6 +198,15 @@ def freeze_externals(graph: Graph) -> PassOutcome:
 
 
 _NOT_FROZEN = object()
+
+_MODULE_DICTS = ("._modules", "._parameters", "._buffers")
+
+
+def _item_path(base: str, key: Any) -> str:
+    """``self._modules['lin']`` reads as ``self.lin`` (``state_dict`` style)."""
+    if isinstance(key, str) and key and "." not in key and base.endswith(_MODULE_DICTS):
+        return f"{base.rsplit('.', 1)[0]}.{key}"
+    return f"{base}[{key!r}]"
 
 
 def _freeze_value(
