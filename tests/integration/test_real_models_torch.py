@@ -72,7 +72,7 @@ def test_model_matches_itself_on_new_inputs(name):
     model = build().eval()
     with torch.no_grad():
         graph = ivy.trace_graph(model, kwargs=inputs(2, 7))
-        for batch, seq in ((2, 7), (3, 11), (1, 5)):
+        for batch, seq in ((2, 7), (3, 11), (4, 5)):
             new = inputs(batch, seq)
             want = getattr(model(**new), field)
             got = graph(**new)
@@ -113,3 +113,20 @@ def test_seeds_resnet_example_shape():
         logits = traced_graph(**inputs).logits
         predicted_label = logits.argmax(-1).item()
         assert predicted_label == model(**inputs).logits.argmax(-1).item()
+
+
+def test_lazy_graph_retraces_where_the_model_branches_on_a_size():
+    """GPT-2's mask code does `if batch_size != position_ids.shape[0]`: batch 1 takes the
+    other branch. The eager graph refuses it (a guard); the lazy graph traces again."""
+    build, inputs, field = MODELS["gpt2"]
+    torch.manual_seed(0)
+    model = build().eval()
+    with torch.no_grad():
+        eager = ivy.trace_graph(model, kwargs=inputs(2, 7))
+        one = inputs(1, 5)
+        with pytest.raises(ivy.GuardFailure, match="masking_utils.py"):
+            eager(**one)
+        lazy = ivy.trace_graph(model)
+        for batch, seq in ((2, 7), (1, 5), (3, 4)):
+            new = inputs(batch, seq)
+            assert torch.allclose(lazy(**new).logits, model(**new).logits, atol=1e-5)

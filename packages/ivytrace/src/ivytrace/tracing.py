@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -62,32 +61,54 @@ def _convert_inputs(tree: Any, to: str) -> Any:
 def _build(
     fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], opts: TraceOptions
 ) -> Graph:
-    if opts.to is not None:
-        args, kwargs = _convert_inputs((args, kwargs), opts.to)
-        backend_ctx = _backend_context(opts.to)
-    else:
-        backend_ctx = None
-    if backend_ctx is not None:
-        with backend_ctx:
-            res = _trace(fn, args, kwargs, opts)
-    else:
-        res = _trace(fn, args, kwargs, opts)
-    raw = res.graph
-    if opts.to is not None:
-        foreign = set((raw.meta.source_framework or "").split("+")) - {opts.to, ""}
-        if foreign:
-            raise ValueError(
-                f"{raw.meta.name!r} calls {', '.join(sorted(foreign))} directly, so it cannot be traced "
-                f"to={opts.to!r}: the tracer records the framework the code calls. Frontend (ivytrace) code "
-                f"follows `to`; native code needs ivytrace.transpile(..., target={opts.to!r})."
-            )
+    res = _trace(fn, args, kwargs, opts) if opts.to is None else _trace_to(fn, args, kwargs, opts)
     passes = default_pipeline(
         array_caching=opts.array_caching,
         include_generators=opts.include_generators,
         drawn=res.drawn,
     )
-    clean = run_pipeline(raw, passes)
+    clean = run_pipeline(res.graph, passes)
     return Graph(clean, compile_graph(clean))
+
+
+def _foreign_error(name: str, frameworks: str | None, to: str) -> ValueError | None:
+    foreign = set((frameworks or "").split("+")) - {to, ""}
+    if not foreign:
+        return None
+    return ValueError(
+        f"{name!r} calls {', '.join(sorted(foreign))} directly, so it cannot be traced to={to!r}: "
+        "the tracer records the framework the code calls. Frontend (ivytrace) code follows `to`; "
+        f"native code needs ivytrace.transpile(..., target={to!r})."
+    )
+
+
+def _trace_to(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], opts: TraceOptions
+) -> Any:
+    """Trace with the inputs converted to ``opts.to`` and that frontend backend set."""
+    from .frontend import using_backend
+
+    to = opts.to
+    assert to is not None
+    conv_args, conv_kwargs = _convert_inputs((args, kwargs), to)
+    name = getattr(fn, "__name__", type(fn).__name__)
+    try:
+        with using_backend(to):
+            res = _trace(fn, conv_args, conv_kwargs, opts)
+    except Exception as exc:
+        # Native code of another framework fails on converted inputs: say so plainly.
+        try:
+            native = _trace(fn, args, kwargs, opts)
+        except Exception:
+            raise exc from None
+        err = _foreign_error(name, native.graph.meta.source_framework, to)
+        if err is None:
+            raise
+        raise err from exc
+    err = _foreign_error(name, res.graph.meta.source_framework, to)
+    if err is not None:
+        raise err
+    return res
 
 
 def _trace(
@@ -103,17 +124,6 @@ def _trace(
         static_argnums=opts.static_argnums,
         static_argnames=opts.static_argnames,
     )
-
-
-def _backend_context(to: str) -> Any:
-    """The frontend's temporary-backend context, when the frontend is present."""
-    frontend = sys.modules.get("ivytrace.frontend")
-    if frontend is None:
-        try:
-            from . import frontend  # type: ignore[no-redef]
-        except ImportError:
-            return None
-    return frontend.using_backend(to)
 
 
 def _framework_of_graph(graph: Graph) -> str:
