@@ -48,10 +48,23 @@ def mlp_by_hand(m):
     return run
 
 
-def per_call(fn, args, number=2000, repeat=15):
-    fn(*args)
-    runs = timeit.repeat(lambda: fn(*args), number=number, repeat=repeat)
-    return statistics.median(runs) / number * 1e6
+def per_call(candidates, args, number=2000, repeat=21):
+    """Median per-call microseconds of each candidate, timed interleaved (one batch of
+    each per round) so a busy machine slows all of them alike; plus the median of the
+    per-round ratios to the first candidate."""
+    for fn in candidates:
+        fn(*args)
+    rounds = []
+    for _ in range(repeat):
+        rounds.append(
+            [
+                timeit.timeit(lambda f=fn: f(*args), number=number) / number * 1e6
+                for fn in candidates
+            ]
+        )
+    medians = [statistics.median(r[k] for r in rounds) for k in range(len(candidates))]
+    ratios = [statistics.median(r[k] / r[0] for r in rounds) for k in range(len(candidates))]
+    return medians, ratios
 
 
 def main() -> None:
@@ -65,18 +78,15 @@ def main() -> None:
         ("MLP module (3 linear, 2 relu)", mlp_by_hand(mlp), ivy.trace_graph(mlp, args=(xm,)),
          torch.fx.symbolic_trace(mlp), (xm,)),
     ]  # fmt: skip
-    print("per-call time in microseconds, median of 15 x 2000 calls; ratio = traced / hand-written")
+    print("per-call time in microseconds, median of 21 interleaved rounds x 2000 calls;")
+    print("ratios are medians of per-round ratios to the hand-written code")
     print(
         f"{'case':34} {'by hand':>8} {'ivytrace':>9} {'torch.fx':>9} {'ivy/hand':>9} {'fx/hand':>8}"
     )
     with torch.no_grad():
         for name, hand, graph, fx, args in cases:
-            t_hand = per_call(hand, args)
-            t_ivy = per_call(graph, args)
-            t_fx = per_call(fx, args)
-            print(
-                f"{name:34} {t_hand:8.2f} {t_ivy:9.2f} {t_fx:9.2f} {t_ivy / t_hand:9.3f} {t_fx / t_hand:8.3f}"
-            )
+            (t_hand, t_ivy, t_fx), (_, r_ivy, r_fx) = per_call([hand, graph, fx], args)
+            print(f"{name:34} {t_hand:8.2f} {t_ivy:9.2f} {t_fx:9.2f} {r_ivy:9.3f} {r_fx:8.3f}")
 
 
 if __name__ == "__main__":

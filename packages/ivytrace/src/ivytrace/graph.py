@@ -29,8 +29,14 @@ class Graph:
         self.ir = graph
         self._compiled = compiled or compile_graph(graph)
         self._fn = self._compiled.fn
+        # Calling a graph must cost what its backend calls cost: each graph gets a
+        # one-off subclass whose __call__ *is* the generated function (no wrapper frame,
+        # no *args/**kwargs repacking).
+        self.__class__ = type(
+            "Graph", (Graph,), {"__slots__": (), "__call__": staticmethod(self._fn)}
+        )
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:  # replaced per instance, see __init__
         return self._fn(*args, **kwargs)
 
     @property
