@@ -435,9 +435,12 @@ def tensordot(x1, x2, axes=2):
 
 def concat(xs, axis=0):
     xs = list(xs)
-    if xs and _b.all(np.ndim(x) == 0 for x in xs):
-        return np.stack(xs)
-    return np.concatenate(xs, axis)
+    try:
+        return np.concatenate(xs, axis)
+    except ValueError:
+        if xs and _b.all(np.ndim(x) == 0 for x in xs):  # scalars joined: a vector
+            return np.stack(xs)
+        raise
 
 
 def stack(xs, axis=0):
@@ -466,9 +469,12 @@ def squeeze(x, axis=None):
 
 
 def split(x, num_or_size_splits=None, axis=0, with_remainder=False):
-    sizes = split_sizes(np.shape(x)[axis], num_or_size_splits, with_remainder)
-    if len(set(sizes)) == 1:
-        return list(np.split(x, len(sizes), axis))
+    if isinstance(num_or_size_splits, int) and not with_remainder:
+        return list(np.split(x, num_or_size_splits, axis))
+    if num_or_size_splits is None or isinstance(num_or_size_splits, int):
+        sizes = split_sizes(np.shape(x)[axis], num_or_size_splits, with_remainder)
+    else:
+        sizes = [int(s) for s in num_or_size_splits]
     return list(np.split(x, split_indices(sizes), axis))
 
 

@@ -587,11 +587,14 @@ def tensordot(x1, x2, axes=2):
 
 def concat(xs, axis=0):
     xs = [_t(x) for x in xs]
-    if xs and _b.all(_ndim(x) == 0 for x in xs):
-        return tf.stack(xs)
     if axis is None:
         return tf.concat([tf.reshape(x, [-1]) for x in xs], 0)
-    return tf.concat(xs, axis)
+    try:
+        return tf.concat(xs, axis)
+    except (ValueError, tf.errors.InvalidArgumentError):
+        if xs and _b.all(_ndim(x) == 0 for x in xs):  # scalars joined: a vector
+            return tf.stack(xs)
+        raise
 
 
 def stack(xs, axis=0):
@@ -629,10 +632,13 @@ def squeeze(x, axis=None):
 
 
 def split(x, num_or_size_splits=None, axis=0, with_remainder=False):
-    x = _t(x)
-    sizes = split_sizes(int(x.shape[axis]), num_or_size_splits, with_remainder)
-    if len(set(sizes)) == 1:
-        return tf.split(x, len(sizes), axis)
+    if isinstance(num_or_size_splits, int) and not with_remainder:
+        return tf.split(x, num_or_size_splits, axis)
+    if num_or_size_splits is None or isinstance(num_or_size_splits, int):
+        x = _t(x)
+        sizes = split_sizes(int(x.shape[axis]), num_or_size_splits, with_remainder)
+    else:
+        sizes = [int(s) for s in num_or_size_splits]
     return tf.split(x, sizes, axis)
 
 

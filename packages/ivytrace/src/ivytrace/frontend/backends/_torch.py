@@ -55,9 +55,10 @@ def _t(x: Any, like: Any = None) -> Any:
     return torch.as_tensor(x, device=device)
 
 
-def _dims(axis: Any, ndim: int) -> Any:
+def _dims(axis: Any, x: Any) -> Any:
+    """torch's ``dim``; the array's rank is read (a tracked size) only for ``axis=None``."""
     if axis is None:
-        return tuple(range(ndim))
+        return tuple(range(x.ndim))
     if isinstance(axis, int):
         return axis
     return tuple(axis)
@@ -334,28 +335,28 @@ def sum(x, axis=None, keepdims=False, dtype=None):
     x, dt = _t(x), _dt(dtype)
     if axis is None and not keepdims:
         return torch.sum(x) if dt is None else torch.sum(x, dtype=dt)
-    return torch.sum(x, dim=_dims(axis, x.ndim), keepdim=keepdims, dtype=dt)
+    return torch.sum(x, dim=_dims(axis, x), keepdim=keepdims, dtype=dt)
 
 
 def mean(x, axis=None, keepdims=False):
     x = _t(x)
     if axis is None and not keepdims:
         return torch.mean(x)
-    return torch.mean(x, dim=_dims(axis, x.ndim), keepdim=keepdims)
+    return torch.mean(x, dim=_dims(axis, x), keepdim=keepdims)
 
 
 def var(x, axis=None, correction=0.0, keepdims=False):
     x = _t(x)
     if axis is None and not keepdims:
         return torch.var(x, correction=correction)
-    return torch.var(x, dim=_dims(axis, x.ndim), correction=correction, keepdim=keepdims)
+    return torch.var(x, dim=_dims(axis, x), correction=correction, keepdim=keepdims)
 
 
 def std(x, axis=None, correction=0.0, keepdims=False):
     x = _t(x)
     if axis is None and not keepdims:
         return torch.std(x, correction=correction)
-    return torch.std(x, dim=_dims(axis, x.ndim), correction=correction, keepdim=keepdims)
+    return torch.std(x, dim=_dims(axis, x), correction=correction, keepdim=keepdims)
 
 
 def prod(x, axis=None, keepdims=False, dtype=None):
@@ -374,14 +375,14 @@ def max(x, axis=None, keepdims=False):
     x = _t(x)
     if axis is None and not keepdims:
         return torch.amax(x)
-    return torch.amax(x, dim=_dims(axis, x.ndim), keepdim=keepdims)
+    return torch.amax(x, dim=_dims(axis, x), keepdim=keepdims)
 
 
 def min(x, axis=None, keepdims=False):
     x = _t(x)
     if axis is None and not keepdims:
         return torch.amin(x)
-    return torch.amin(x, dim=_dims(axis, x.ndim), keepdim=keepdims)
+    return torch.amin(x, dim=_dims(axis, x), keepdim=keepdims)
 
 
 def argmax(x, axis=None, keepdims=False):
@@ -402,14 +403,14 @@ def any(x, axis=None, keepdims=False):
     x = _t(x)
     if axis is None and not keepdims:
         return torch.any(x)
-    return torch.any(x, dim=_dims(axis, x.ndim), keepdim=keepdims)
+    return torch.any(x, dim=_dims(axis, x), keepdim=keepdims)
 
 
 def all(x, axis=None, keepdims=False):
     x = _t(x)
     if axis is None and not keepdims:
         return torch.all(x)
-    return torch.all(x, dim=_dims(axis, x.ndim), keepdim=keepdims)
+    return torch.all(x, dim=_dims(axis, x), keepdim=keepdims)
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, dtype=None):
@@ -489,11 +490,16 @@ def tensordot(x1, x2, axes=2):
 
 def concat(xs, axis=0):
     xs = [_t(x) for x in xs]
-    if xs and _b.all(x.ndim == 0 for x in xs):
-        return torch.stack(xs)
     if axis is None:
         return torch.cat([torch.reshape(x, (-1,)) for x in xs])
-    return torch.cat(xs, axis)
+    try:
+        return torch.cat(xs, axis)
+    except RuntimeError:
+        # torch.cat refuses 0-d tensors; joining scalars means a vector of them (the ranks
+        # are read only on this path, so a traced graph guards them only here)
+        if xs and _b.all(x.ndim == 0 for x in xs):
+            return torch.stack(xs)
+        raise
 
 
 def stack(xs, axis=0):
@@ -527,9 +533,13 @@ def squeeze(x, axis=None):
 
 def split(x, num_or_size_splits=None, axis=0, with_remainder=False):
     x = _t(x)
-    sizes = split_sizes(x.shape[axis], num_or_size_splits, with_remainder)
-    if len(set(sizes)) == 1:
-        return list(torch.split(x, sizes[0], axis))
+    if isinstance(num_or_size_splits, int) and not with_remainder:
+        # a count of parts: no size of x is read (torch.split takes a part size)
+        return list(torch.tensor_split(x, num_or_size_splits, axis))
+    if num_or_size_splits is None or isinstance(num_or_size_splits, int):
+        sizes = split_sizes(x.shape[axis], num_or_size_splits, with_remainder)
+    else:
+        sizes = [int(s) for s in num_or_size_splits]
     return list(torch.split(x, sizes, axis))
 
 
@@ -546,8 +556,9 @@ def repeat(x, repeats, axis=None):
 
 def flip(x, axis=None):
     x = _t(x)
-    dims = norm_axes(axis, x.ndim)
-    return torch.flip(x, dims)
+    if axis is None:
+        return torch.flip(x, tuple(range(x.ndim)))
+    return torch.flip(x, (axis,) if isinstance(axis, int) else tuple(axis))
 
 
 def roll(x, shift, axis=None):
@@ -562,12 +573,10 @@ def gather(params, indices, axis=-1, batch_dims=0):
     indices = _t(indices, params)
     if batch_dims:
         raise NotImplementedError("gather with batch_dims on torch")
-    axis = axis % params.ndim
-    if indices.ndim == 1:
-        return torch.index_select(params, axis, indices)
-    flat = torch.index_select(params, axis, torch.reshape(indices, (-1,)))
-    shape = (*params.shape[:axis], *indices.shape, *params.shape[axis + 1 :])
-    return torch.reshape(flat, shape)
+    # one advanced index at ``axis``: numpy.take's result, with no size of x read
+    if axis < 0:
+        return params[(Ellipsis, indices, *(slice(None),) * (-axis - 1))]
+    return params[(*(slice(None),) * axis, indices)]
 
 
 def broadcast_to(x, shape):
@@ -644,7 +653,7 @@ def leaky_relu(x, alpha=0.2):
 
 
 def linear(x, weight, bias=None):
-    return F.linear(_t(x), _t(weight), bias)
+    return F.linear(_t(x), _t(weight), None if bias is None else _t(bias))
 
 
 def _to_nchw(x: Any, data_format: str) -> Any:
@@ -668,16 +677,17 @@ def _torch_padding(pads: list[tuple[int, int]]) -> tuple[Any, tuple[int, ...] | 
 
 def conv2d(x, filters, strides=1, padding="SAME", data_format="NHWC", dilations=1, bias=None):
     x, filters = _t(x), _t(filters)
+    bias = None if bias is None else _t(bias)
     s, d = pair(strides), pair(dilations)
-    kh, kw = filters.shape[0], filters.shape[1]
-    pads = spatial_pads(padding, _hw(x, data_format), (kh, kw), s, d)
     xt = _to_nchw(x, data_format)
     w = torch.permute(filters, (3, 2, 0, 1))
     if isinstance(padding, str) and padding.upper() == "SAME" and s == (1, 1):
         out = F.conv2d(xt, w, bias, s, "same", d)
     elif isinstance(padding, str) and padding.upper() == "VALID":
         out = F.conv2d(xt, w, bias, s, 0, d)
-    else:
+    else:  # strided SAME (tf's possibly uneven padding) or explicit pads: sizes are read
+        kh, kw = filters.shape[0], filters.shape[1]
+        pads = spatial_pads(padding, _hw(x, data_format), (kh, kw), s, d)
         sym, explicit = _torch_padding(pads)
         if explicit is not None:
             xt = F.pad(xt, explicit)
@@ -715,16 +725,25 @@ def avg_pool2d(x, kernel, strides, padding="VALID", data_format="NHWC"):
     return _from_nchw(out, data_format)
 
 
+def _trailing_count(idxs: Any) -> int | None:
+    """k when ``idxs`` are the last k axes written as negative numbers (-k..-1)."""
+    idxs = (idxs,) if isinstance(idxs, int) else tuple(idxs)
+    if idxs and sorted(idxs) == list(range(-len(idxs), 0)):
+        return len(idxs)
+    return None
+
+
 def layer_norm(x, normalized_idxs=-1, scale=None, offset=None, eps=1e-5):
     x = _t(x)
-    axes = sorted(norm_axes(normalized_idxs, x.ndim))
-    n = len(axes)
-    trailing = axes == list(range(x.ndim - n, x.ndim))
-    shape = tuple(x.shape[x.ndim - n :])
-    ok = trailing and (scale is None or tuple(scale.shape) == shape)
-    ok = ok and (offset is None or tuple(offset.shape) == shape)
-    if ok:
-        return F.layer_norm(x, shape, scale, offset, eps)
+    k = _trailing_count(normalized_idxs)
+    if k is not None:
+        try:  # torch's own op when scale/offset have the normalised shape
+            return F.layer_norm(x, x.shape[-k:], scale, offset, eps)
+        except RuntimeError:
+            pass
+        axes = tuple(range(-k, 0))
+    else:
+        axes = tuple(sorted(norm_axes(normalized_idxs, x.ndim)))
     m = torch.mean(x, dim=tuple(axes), keepdim=True)
     v = torch.var(x, dim=tuple(axes), correction=0, keepdim=True)
     out = torch.mul(torch.sub(x, m), torch.rsqrt(torch.add(v, eps)))
