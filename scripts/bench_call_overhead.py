@@ -9,9 +9,10 @@ from __future__ import annotations
 import statistics
 import timeit
 
-import ivytrace as ivy
 import torch
 import torch.nn.functional as F
+
+import ivytrace as ivy
 
 
 def elementwise(x, y):

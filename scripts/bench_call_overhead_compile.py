@@ -24,6 +24,7 @@ import timeit
 
 import torch
 import torch.nn.functional as F
+
 from ivytrace_compile import compile_graph
 from ivytrace_ir import LEAF, GraphBuilder, GraphMeta, TensorSpec, TreeDef
 

@@ -11,9 +11,10 @@ import statistics
 import time
 import warnings
 
-import ivytrace as ivy
 import torch
 import transformers as tr
+
+import ivytrace as ivy
 
 
 def models():
@@ -29,11 +30,11 @@ def models():
     yield "BERT-small", bert, {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
 
 
-def timed(fn, repeats):
+def timed(repeats, fn, *args, **kwargs):
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        fn()
+        fn(*args, **kwargs)
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
