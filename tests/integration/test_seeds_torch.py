@@ -5,10 +5,11 @@ from __future__ import annotations
 import sys
 import types
 
-import ivytrace as ivy
 import pytest
 import torch
 import torch.nn.functional as F
+
+import ivytrace as ivy
 
 
 def test_first_example_prunes_unused_work_and_prints(capsys):

@@ -3,9 +3,10 @@ never a silently wrong one."""
 
 from __future__ import annotations
 
-import ivytrace as ivy
 import pytest
 import torch
+
+import ivytrace as ivy
 
 
 def first_half_by_len(x):
