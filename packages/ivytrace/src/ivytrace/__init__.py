@@ -6,15 +6,20 @@ name :func:`compile`), :func:`load`, and the framework-agnostic frontend.
 
 from ivytrace_ir import GuardFailure
 
+from . import frontend
+from .frontend import *  # noqa: F403 - the seeds' framework-agnostic API: ivy.array, ivy.sum, ...
+from .frontend import __all__ as _frontend_all
 from .graph import Graph, LazyGraph, load
 from .tracing import TraceOptions, compile, trace_graph
 
 __all__ = [
+    *_frontend_all,
     "Graph",
     "GuardFailure",
     "LazyGraph",
     "TraceOptions",
     "compile",
     "load",
+    "frontend",
     "trace_graph",
 ]
