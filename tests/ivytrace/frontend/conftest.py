@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import warnings
 
-import ivytrace.frontend as ivy
 import pytest
+
+import ivytrace.frontend as ivy
 
 BACKENDS = ("torch", "tensorflow", "jax", "numpy")
 

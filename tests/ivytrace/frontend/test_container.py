@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 import pickle
 
-import ivytrace.frontend as ivy
 import numpy as np
 import pytest
+
+import ivytrace.frontend as ivy
 from ivytrace_ir import flatten, unflatten
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import copy
 import importlib.util
 
-import ivytrace.frontend as ivy
 import numpy as np
 import pytest
+
+import ivytrace.frontend as ivy
 
 
 class Network(ivy.Module):

@@ -7,9 +7,10 @@ import importlib
 import warnings
 from typing import Any
 
-import ivytrace.frontend as ivy
 import numpy as np
 import pytest
+
+import ivytrace.frontend as ivy
 from ivytrace_ir.optable import unique_ops
 
 OPS = unique_ops()

@@ -6,9 +6,10 @@ import subprocess
 import sys
 from types import MappingProxyType
 
-import ivytrace.frontend as ivy
 import numpy as np
 import pytest
+
+import ivytrace.frontend as ivy
 from ivytrace_ir import DEFAULT_ALLOWLIST, check_name, resolve
 from ivytrace_ir.optable import (
     BACKENDS,

@@ -3,9 +3,10 @@ record the backend, that frontend code traces to the same ops as the equal nativ
 
 from __future__ import annotations
 
-import ivytrace.frontend as ivy
 import numpy as np
 import pytest
+
+import ivytrace.frontend as ivy
 
 
 def pure_ivy(x):

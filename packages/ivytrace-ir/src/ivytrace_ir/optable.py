@@ -941,11 +941,10 @@ _op(
 _op(
     "outer",
     "linalg",
-    _natives(
-        "torch.outer", "tensorflow.experimental.numpy.outer", "jax.numpy.outer", "numpy.outer"
-    ),
+    _natives("torch.outer", None, "jax.numpy.outer", "numpy.outer"),
     lambda: (_s(_f32(3), _f32(4, seed=1)),),
     np.outer,
+    also=_m(tensorflow=("tensorflow.experimental.numpy.outer",)),
     doc="Outer product of two vectors.",
 )
 _op(

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from ivytrace_ir.optable import same_pads
 
 __all__ = [

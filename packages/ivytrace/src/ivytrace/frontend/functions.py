@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from ivytrace_ir import framework_of
 from ivytrace_ir import to_numpy as _ir_to_numpy
 
 from ._common import Dtype, as_dtype_name
-from ._state import JAX_KEY, backend_for, current_backend_str, get_backend
+from ._state import JAX_KEY, _framework, backend_for, current_backend_str, get_backend
 from .dtypes import FLOAT_DTYPES, INT_DTYPES
 
 __all__ = [
@@ -151,7 +152,7 @@ Axis = int | Sequence[int] | None
 def is_native_array(x: Any) -> bool:
     """Whether ``x`` is an array of torch, tensorflow, jax or numpy (numpy's 0-d results,
     ``np.float32(1.0)``, included: numpy reductions return them)."""
-    return framework_of(x) is not None
+    return _framework(x) is not None
 
 
 def is_array(x: Any) -> bool:

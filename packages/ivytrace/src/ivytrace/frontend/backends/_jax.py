@@ -9,6 +9,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+
 from ivytrace_ir import framework_of
 from ivytrace_ir import to_numpy as _ir_to_numpy
 

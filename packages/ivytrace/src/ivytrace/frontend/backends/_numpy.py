@@ -9,6 +9,7 @@ import math
 from typing import Any
 
 import numpy as np
+
 from ivytrace_ir import framework_of
 from ivytrace_ir import to_numpy as _ir_to_numpy
 

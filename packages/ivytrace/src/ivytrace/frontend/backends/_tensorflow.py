@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import tensorflow as tf
+
 from ivytrace_ir import framework_of
 from ivytrace_ir import to_numpy as _ir_to_numpy
 
@@ -83,6 +84,20 @@ def _promote(x1: Any, x2: Any) -> tuple[Any, Any]:
         return x1, x2
     x2, x1 = _with_scalar(x2, x1)
     return x1, x2
+
+
+_DTYPE_ERRORS = (tf.errors.InvalidArgumentError, TypeError, ValueError)
+
+
+def _binary(fn: Any, x1: Any, x2: Any) -> Any:
+    """``fn(x1, x2)`` as tensorflow takes it; only when tensorflow refuses the mix of dtypes
+    are the operands promoted (so the common case reads no dtype while tracing)."""
+    if _is_t(x1) or _is_t(x2):
+        try:
+            return fn(x1, x2)
+        except _DTYPE_ERRORS:
+            pass
+    return fn(*_promote(x1, x2))
 
 
 def _with_scalar(t: Any, s: Any) -> tuple[Any, Any]:
@@ -333,43 +348,43 @@ def clip(x, x_min=None, x_max=None):
 
 
 def add(x1, x2):
-    return tf.math.add(*_promote(x1, x2))
+    return _binary(tf.math.add, x1, x2)
 
 
 def subtract(x1, x2):
-    return tf.math.subtract(*_promote(x1, x2))
+    return _binary(tf.math.subtract, x1, x2)
 
 
 def multiply(x1, x2):
-    return tf.math.multiply(*_promote(x1, x2))
+    return _binary(tf.math.multiply, x1, x2)
 
 
 def divide(x1, x2):
-    return tf.math.divide(*_promote(x1, x2))
+    return _binary(tf.math.divide, x1, x2)
 
 
 def pow(x1, x2):
-    return tf.math.pow(*_promote(x1, x2))
+    return _binary(tf.math.pow, x1, x2)
 
 
 def maximum(x1, x2):
-    return tf.math.maximum(*_promote(x1, x2))
+    return _binary(tf.math.maximum, x1, x2)
 
 
 def minimum(x1, x2):
-    return tf.math.minimum(*_promote(x1, x2))
+    return _binary(tf.math.minimum, x1, x2)
 
 
 def equal(x1, x2):
-    return tf.math.equal(*_promote(x1, x2))
+    return _binary(tf.math.equal, x1, x2)
 
 
 def greater(x1, x2):
-    return tf.math.greater(*_promote(x1, x2))
+    return _binary(tf.math.greater, x1, x2)
 
 
 def less(x1, x2):
-    return tf.math.less(*_promote(x1, x2))
+    return _binary(tf.math.less, x1, x2)
 
 
 def logical_and(x1, x2):
@@ -381,6 +396,11 @@ def logical_or(x1, x2):
 
 
 def where(condition, x1, x2):
+    if _is_t(x1) and _is_t(x2):
+        try:
+            return tf.where(condition, x1, x2)
+        except _DTYPE_ERRORS:
+            pass
     x1, x2 = _promote(x1, x2)
     if not _is_t(x1):
         x1 = tf.constant(x1, dtype=x2.dtype)
@@ -399,13 +419,13 @@ def _reduce(fn: Any, x: Any, axis: Any, keepdims: bool) -> Any:
 
 
 def sum(x, axis=None, keepdims=False, dtype=None):
-    x = _t(x)
     dt = _dt(dtype)
-    if dt is not None and x.dtype != dt:
+    if dt is not None:
         x = tf.cast(x, dt)
-    elif x.dtype == tf.bool:
-        x = tf.cast(x, tf.int64)
-    return _reduce(tf.math.reduce_sum, x, axis, keepdims)
+    try:
+        return _reduce(tf.math.reduce_sum, x, axis, keepdims)
+    except _DTYPE_ERRORS:  # bools: counted
+        return _reduce(tf.math.reduce_sum, tf.cast(x, tf.int64), axis, keepdims)
 
 
 def mean(x, axis=None, keepdims=False):
@@ -468,17 +488,19 @@ def argmin(x, axis=None, keepdims=False):
     return _arg(tf.math.argmin, x, axis, keepdims)
 
 
-def _as_bool(x: Any) -> Any:
-    x = _t(x)
-    return x if x.dtype == tf.bool else tf.cast(x, tf.bool)
+def _logical_reduce(fn: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    try:
+        return _reduce(fn, x, axis, keepdims)
+    except _DTYPE_ERRORS:  # not bools: their truth
+        return _reduce(fn, tf.cast(x, tf.bool), axis, keepdims)
 
 
 def any(x, axis=None, keepdims=False):
-    return _reduce(tf.math.reduce_any, _as_bool(x), axis, keepdims)
+    return _logical_reduce(tf.math.reduce_any, x, axis, keepdims)
 
 
 def all(x, axis=None, keepdims=False):
-    return _reduce(tf.math.reduce_all, _as_bool(x), axis, keepdims)
+    return _logical_reduce(tf.math.reduce_all, x, axis, keepdims)
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, dtype=None):
@@ -495,7 +517,7 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, dtype=None):
 
 
 def matmul(x1, x2, transpose_a=False, transpose_b=False):
-    x1, x2 = _promote(_t(x1), _t(x2))
+    x1, x2 = _t(x1), _t(x2)
     v1, v2 = _ndim(x1) == 1, _ndim(x2) == 1
     if v1:
         x1 = tf.expand_dims(x1, 0)
@@ -503,10 +525,16 @@ def matmul(x1, x2, transpose_a=False, transpose_b=False):
     if v2:
         x2 = tf.expand_dims(x2, -1)
         transpose_b = False
-    if transpose_a or transpose_b:
-        out = tf.linalg.matmul(x1, x2, transpose_a=transpose_a, transpose_b=transpose_b)
-    else:
-        out = tf.linalg.matmul(x1, x2)
+    kw = {}
+    if transpose_a:
+        kw["transpose_a"] = True
+    if transpose_b:
+        kw["transpose_b"] = True
+    try:
+        out = tf.linalg.matmul(x1, x2, **kw)
+    except _DTYPE_ERRORS:
+        x1, x2 = _promote(x1, x2)
+        out = tf.linalg.matmul(x1, x2, **kw)
     if v1:
         out = tf.squeeze(out, -2)
     if v2:
@@ -542,7 +570,7 @@ def matrix_transpose(x):
 
 
 def outer(x1, x2):
-    return tf.experimental.numpy.outer(x1, x2)
+    return tf.tensordot(x1, x2, axes=0)
 
 
 def vector_norm(x, axis=None, keepdims=False, ord=2, dtype=None):
@@ -685,11 +713,7 @@ def broadcast_to(x, shape):
 
 
 def astype(x, dtype, copy=True):
-    x = _t(x)
-    dt = _dt(dtype)
-    if x.dtype == dt:
-        return tf.identity(x) if copy else x
-    return tf.cast(x, dt)
+    return tf.cast(x, _dt(dtype))  # tensors are immutable: no copy is ever needed
 
 
 _PAD_MODES = {"constant": "CONSTANT", "reflect": "REFLECT", "symmetric": "SYMMETRIC"}

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
+
 from ivytrace_ir import framework_of
 from ivytrace_ir import to_numpy as _ir_to_numpy
 
@@ -584,10 +585,9 @@ def broadcast_to(x, shape):
 
 
 def astype(x, dtype, copy=True):
-    x, dt = _t(x), _dt(dtype)
-    if copy and x.dtype == dt:
-        return x.to(dt, copy=True)
-    return x.to(dt)
+    # Tensor.to returns x itself when it has the dtype already; ``copy`` is not honoured
+    # then (reading x.dtype to decide would put a guard in every traced astype)
+    return _t(x).to(_dt(dtype))
 
 
 _PAD_MODES = {"constant": "constant", "reflect": "reflect", "edge": "replicate", "wrap": "circular"}
@@ -607,16 +607,17 @@ def pad(x, pad_width, mode="constant", constant_values=0):
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None):
     idx = _t(indices)
-    if idx.dtype != torch.int64:
-        idx = idx.long()
-    out = F.one_hot(idx, depth)
+    try:
+        out = F.one_hot(idx, depth)
+    except RuntimeError:  # one_hot takes int64 indices only
+        out = F.one_hot(idx.long(), depth)
     dt = _dt(dtype) or torch.float32
     out = out.to(dt)
     if on_value is not None or off_value is not None:
         on = 1 if on_value is None else on_value
         off = 0 if off_value is None else off_value
         out = torch.add(torch.mul(out, on - off), off)
-        if out.dtype != dt:
+        if isinstance(on - off, float) and not dt.is_floating_point:
             out = out.to(dt)
     if axis is not None and axis != -1:
         out = torch.movedim(out, -1, axis)
