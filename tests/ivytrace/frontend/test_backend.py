@@ -126,6 +126,7 @@ def test_set_backend_wins_over_inference(frameworks):
         assert ivy.current_backend(np.ones(1)).name == "torch"
 
 
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype int64")  # jax without x64
 def test_dtypes(backend):
     x = ivy.array([1.0, 2.0])
     assert ivy.dtype(x) == "float32" == ivy.float32
