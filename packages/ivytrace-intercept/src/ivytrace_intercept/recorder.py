@@ -83,6 +83,9 @@ class Recorder:
     """Framework hooks that bind an array not seen before (a module parameter)."""
     snapshot: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
     """Framework -> function copying an array (for generator draws)."""
+    array_wrappers: list[Callable[[Any], Any]] = field(default_factory=list)
+    """Framework hooks giving an array the form under which calls on it are recorded (numpy:
+    a view of a recording ndarray subclass); each returns other arrays unchanged."""
     frameworks: set[str] = field(default_factory=set)
     _guard_keys: set[Any] = field(default_factory=set)
     _attr_reads: dict[tuple[int, str], Value] = field(default_factory=dict)
@@ -108,6 +111,12 @@ class Recorder:
                 return SourceLoc(fname, line, frame.f_code.co_name, code)
             frame = frame.f_back
         return None
+
+    def wrap_array(self, obj: Any) -> Any:
+        """``obj`` in the form under which further calls on it are recorded."""
+        for wrap in self.array_wrappers:
+            obj = wrap(obj)
+        return obj
 
     # ------------------------------------------------------------ arguments
     def value_of(self, obj: Any) -> Value | None:
@@ -178,7 +187,31 @@ class Recorder:
         Results that cannot be tracked (bools, and ints/floats when ``track_scalars`` is
         false because Python will convert them) are guarded instead: the graph recomputes
         them and refuses inputs for which they differ. ``guard_why`` says why, for the error.
+
+        The bookkeeping runs one level deep: where a framework's array properties are
+        wrapped (``.shape`` of a TensorFlow or JAX array), reading them here is not a call
+        of the traced code.
         """
+        self.depth += 1
+        try:
+            return self._record_call(
+                op, args, kwargs, result, generator, mutates, effect, track_scalars, guard_why
+            )
+        finally:
+            self.depth -= 1
+
+    def _record_call(
+        self,
+        op: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        result: Any,
+        generator: bool,
+        mutates: tuple[int, ...],
+        effect: bool,
+        track_scalars: bool,
+        guard_why: str | None,
+    ) -> Any:
         ir_args = tuple(self.to_ir(a) for a in args)
         ir_kwargs = {k: self.to_ir(v) for k, v in kwargs.items()}
         src = self.source()
@@ -204,6 +237,7 @@ class Recorder:
         new_leaves = []
         for leaf, v in zip(leaves, outs):
             if framework_of(leaf) is not None:
+                leaf = self.wrap_array(leaf)
                 self.values.set(leaf, v)
                 if generator:
                     self.drawn[v.id] = self.snapshot.get(v.spec.framework, _identity)(leaf)  # type: ignore[union-attr]
@@ -313,8 +347,20 @@ class Recorder:
         """A stateful object's attribute was read."""
         if not self.recording or name.startswith("__"):
             return val
-        if framework_of(val) is None or val in self.values:
+        self.depth += 1  # bookkeeping (see record_call)
+        try:
+            return self._on_getattr(owner, name, val)
+        finally:
+            self.depth -= 1
+
+    def _on_getattr(self, owner: Value, name: str, val: Any) -> Any:
+        if framework_of(val) is None:
             return val
+        known = self.values.get(val)
+        if known is not None:
+            wrapped = self.wrap_array(val)
+            self.values.set(wrapped, known)
+            return wrapped
         key = (owner.id, name)
         (v,) = self.builder.add_node(
             "ivytrace.getattr",
@@ -324,19 +370,25 @@ class Recorder:
         )
         self._attr_reads[key] = v
         self.values.set(val, v)
-        return val
+        wrapped = self.wrap_array(val)
+        self.values.set(wrapped, v)
+        return wrapped
 
     def on_setattr(self, owner: Value, name: str, val: Any) -> None:
         """A stateful object's attribute was written."""
         if not self.recording or name.startswith("__"):
             return
-        if callable(val) and framework_of(val) is None:
-            return
-        self.builder.add_node(
-            "ivytrace.setattr",
-            (owner, name, self.to_ir(val)),
-            meta=NodeMeta(source=self.source(), effect=True),
-        )
+        self.depth += 1  # bookkeeping (see record_call)
+        try:
+            if callable(val) and framework_of(val) is None:
+                return
+            self.builder.add_node(
+                "ivytrace.setattr",
+                (owner, name, self.to_ir(val)),
+                meta=NodeMeta(source=self.source(), effect=True),
+            )
+        finally:
+            self.depth -= 1
 
 
 def _identity(x: Any) -> Any:

@@ -22,8 +22,10 @@ from ivytrace_ir import (
     flatten,
     framework_of,
     spec_of,
+    unflatten,
 )
 
+from .patching import plain
 from .recorder import Recorder, TraceError
 from .scalars import is_tracked_scalar, tracked_value
 from .stateful import recording_attributes
@@ -58,12 +60,25 @@ class TraceResult:
 
 
 def _interceptors(rec: Recorder) -> list[Any]:
-    """One interceptor per framework already imported in this process."""
+    """One interceptor per framework already imported in this process (none is imported
+    here that the traced code has not imported itself)."""
     out: list[Any] = []
     if "torch" in sys.modules:
         from .torch_interceptor import TorchInterceptor
 
         out.append(TorchInterceptor(rec))
+    if "numpy" in sys.modules:
+        from .numpy_interceptor import NumpyInterceptor
+
+        out.append(NumpyInterceptor(rec))
+    if "tensorflow" in sys.modules:
+        from .tf_interceptor import TFInterceptor
+
+        out.append(TFInterceptor(rec))
+    if "jax" in sys.modules:
+        from .jax_interceptor import JaxInterceptor
+
+        out.append(JaxInterceptor(rec))
     return out
 
 
@@ -116,6 +131,38 @@ def _torch_module_of(fn: Any) -> Any:
         return fn
     owner = getattr(fn, "__self__", None)
     return owner if isinstance(owner, torch.nn.Module) else None
+
+
+def _keras_module_of(fn: Any) -> Any:
+    """A Keras layer or model (or a ``tf.Module``) being traced, if ``fn`` is one or is one's
+    bound method."""
+    bases = []
+    keras = sys.modules.get("keras")
+    if keras is not None:
+        bases.append(keras.layers.Layer)
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        bases.append(tf.Module)
+    if not bases:
+        return None
+    for obj in (fn, getattr(fn, "__self__", None)):
+        if obj is not None and isinstance(obj, tuple(bases)):
+            return obj
+    return None
+
+
+def _rewrap(rec: Recorder, obj: Any, is_dynamic: Any, is_opaque: Any) -> Any:
+    """``obj`` with its input arrays in the form under which calls on them are recorded
+    (numpy arrays as recording views); ``obj`` itself when nothing changes."""
+    tree_leaves, tree = flatten(obj, is_dynamic, opaque=is_opaque)
+    new, changed = [], False
+    for leaf in tree_leaves:
+        wrapped = leaf if is_opaque(leaf) else rec.wrap_array(leaf)
+        if wrapped is not leaf:
+            rec.values.set(wrapped, rec.values.get(leaf))
+            changed = True
+        new.append(wrapped)
+    return unflatten(tree, new) if changed else obj
 
 
 def trace(
@@ -181,7 +228,14 @@ def trace(
         (TreeDef("tuple", tuple(arg_parts)), TreeDef("dict", tuple(kw_parts), tuple(kwargs))),
     )
     module = _torch_module_of(fn)
-    arg_names = _param_names(module.forward if module is fn else fn, len(args))
+    keras_module = _keras_module_of(fn) if module is None else None
+    if module is not None and module is fn:
+        signature_of: Any = module.forward
+    elif keras_module is not None and keras_module is fn:
+        signature_of = getattr(fn, "call", None) or fn
+    else:
+        signature_of = fn
+    arg_names = _param_names(signature_of, len(args))
     leaves: list[Any] = []
     names: list[str] = []
     for i, (a, t) in enumerate(zip(args, arg_parts)):
@@ -215,11 +269,30 @@ def trace(
             meta=NodeMeta(),
         )
         rec.guard(flag, bool(module.training), "the module's training flag chose its behaviour")
+    if keras_module is not None:
+        binder = _module_binder(interceptors, keras_module)
+        if binder is not None:
+            binder.bind_module(keras_module, b.add_external(keras_module, "self"))
     for i, obj in enumerate(stateful or ()):
         owner = b.add_external(obj, f"stateful{i}")
         stateful_pairs.append((obj, owner))
         if torch_icpt is not None and _torch_module_of(obj) is not None:
             torch_icpt.bind_module(obj, owner)
+        elif _keras_module_of(obj) is obj:
+            binder = _module_binder(interceptors, obj)
+            if binder is not None:
+                binder.bind_module(obj, owner)
+
+    # Numpy inputs are handed to ``fn`` as recording views (see numpy_interceptor).
+    if rec.array_wrappers:
+        args = tuple(
+            a if t.kind == "static" else _rewrap(rec, a, is_dynamic, is_opaque)
+            for a, t in zip(args, arg_parts)
+        )
+        kwargs = {
+            k: a if t.kind == "static" else _rewrap(rec, a, is_dynamic, is_opaque)
+            for (k, a), t in zip(kwargs.items(), kw_parts)
+        }
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(recording_attributes(rec, stateful_pairs))
@@ -241,6 +314,9 @@ def trace(
     for leaf in out_leaves:
         v = tracked_value(leaf)
         outputs.append(v if v is not None else rec.to_ir(leaf))
+    plain_leaves = [plain(leaf) for leaf in out_leaves]
+    if any(p is not leaf for p, leaf in zip(plain_leaves, out_leaves)):
+        output = unflatten(out_tree, plain_leaves)  # numpy recording views handed back plain
     meta = GraphMeta(
         name=name,
         source_framework="+".join(sorted(rec.frameworks)) or None,
@@ -248,6 +324,18 @@ def trace(
     )
     graph = b.build(tuple(outputs), out_tree, in_tree, meta).replace(arg_names=arg_names)
     return TraceResult(graph, dict(rec.drawn), output)
+
+
+def _module_binder(interceptors: list[Any], module: Any) -> Any:
+    """The interceptor that binds the variables of a Keras layer / ``tf.Module``: the one of
+    Keras's backend (TensorFlow unless Keras runs on JAX)."""
+    keras = sys.modules.get("keras")
+    backend = "tensorflow"
+    if keras is not None and isinstance(module, keras.layers.Layer):
+        backend = {"jax": "jax"}.get(keras.backend.backend(), "tensorflow")
+    return next(
+        (i for i in interceptors if i.framework == backend and hasattr(i, "bind_module")), None
+    )
 
 
 def _warn_live_outputs(tree: TreeDef, name: str) -> None:

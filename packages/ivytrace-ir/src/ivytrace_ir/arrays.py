@@ -102,9 +102,12 @@ ADAPTERS: MappingProxyType[str, ArrayAdapter] = MappingProxyType(
 
 
 def framework_of(obj: Any) -> str | None:
-    """The framework an array belongs to, judged from its type's module; ``None`` if not an array."""
+    """The framework an array belongs to, judged from its type's module; ``None`` if not an array.
+
+    Subclasses of ``numpy.ndarray`` count as numpy arrays (the numpy interceptor records
+    through one while tracing)."""
     cls = type(obj)
-    if cls is np.ndarray or isinstance(obj, np.generic):
+    if cls is np.ndarray or isinstance(obj, np.ndarray | np.generic):
         return "numpy"
     mod = cls.__module__ or ""
     for ad in ADAPTERS.values():

@@ -1,0 +1,208 @@
+"""Recording JAX calls.
+
+JAX has no per-thread dispatch hook, so while a trace needs it the public callables of
+``jax.numpy`` (and its ``linalg`` / ``fft``), ``jax.nn``, ``jax.lax``, ``jax.random`` and
+``jax.scipy.special`` (when imported), and the operators, methods and properties of the
+concrete array class, are wrapped through :data:`~.patching.REGISTRY` (recorded only in the
+tracing context; see :mod:`.patching`).
+
+- Names: ``jax.numpy.sum``, ``jax.nn.relu``, ``jax.lax.dot_general``,
+  ``jax.random.normal``; array operators / methods / properties as ``jax.Array.__add__``,
+  ``jax.Array.sum``, ``jax.Array.shape`` (``x.shape`` gives tracked ints); ``len()``,
+  ``bool()``, ``float()``, ``int()`` of an array as ``builtins.len`` ... (guarded).
+- ``jax.jit``: while tracing, this thread runs under ``jax.disable_jit()`` (a thread-local
+  setting), so a jitted function called by the traced code runs eagerly on concrete values
+  and the ``jax.numpy`` / ``lax`` calls it makes are recorded one by one. The jitted call
+  itself cannot be one node: the user's function has no public name to resolve. Under
+  ``disable_jit`` ``lax.cond`` / ``while_loop`` / ``fori_loop`` run as Python, so their
+  decisions are guarded like any ``if``.
+- Transformations that trace with abstract values (``jax.vmap``, ``jax.grad``, ...) are not
+  recorded inside; calls on tracers pass straight through. Their results, like any array
+  made during the trace by a call that was not recorded (``x.at[i].set(v)``, a function
+  bound by name before the trace, ``lax.scan`` under ``disable_jit``), are reported with
+  :class:`~.patching.UnrecordedArrayWarning` when a recorded call uses them: JAX lists the
+  live arrays, so those made during the trace are told from the constants captured from
+  outside.
+- PRNG keys are ordinary values. ``jax.random.normal(key, shape)`` is a function of
+  ``key``: if the key is derived from the graph's inputs (or from state read from a module),
+  the draw is an ordinary node, recomputed from the new key on each call; if it is not (a
+  ``PRNGKey(0)`` made inside the function, a captured global key), the node is flagged as a
+  generator, so that ``include_generators=False`` bakes it and the rest of the pipeline treats
+  it as a draw. Key handling (``PRNGKey``, ``key``, ``split``, ``fold_in``, ``key_data``,
+  ``wrap_key_data``) is never a generator.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from ivytrace_ir import Symbol, Value
+
+from .patching import (
+    REGISTRY,
+    PatchingInterceptor,
+    allowed,
+    class_attribute,
+    function_wrapper,
+    leaves,
+    method_wrapper,
+    module_callables,
+    original_of,
+)
+from .recorder import Recorder
+
+__all__ = ["JaxInterceptor"]
+
+_VAR = REGISTRY.var("jax")
+_NAMESPACES = (
+    "jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.nn", "jax.lax", "jax.random",
+    "jax.scipy.special",
+)  # fmt: skip
+_NOT_DRAWS = frozenset(
+    {"PRNGKey", "key", "split", "fold_in", "key_data", "wrap_key_data", "key_impl", "clone",
+     "default_prng_impl", "threefry_2x32", "threefry2x32_key", "rbg_key", "unsafe_rbg_key"}
+)  # fmt: skip
+_QUIET = frozenset(
+    {
+        "jax.Array.__repr__", "jax.Array.__str__", "jax.Array.__format__", "jax.Array.__array__",
+        "jax.numpy.result_type", "jax.numpy.promote_types", "jax.numpy.issubdtype",
+        "jax.numpy.isdtype", "jax.numpy.can_cast", "jax.numpy.iinfo", "jax.numpy.finfo",
+        "jax.numpy.isscalar", "jax.numpy.iterable", "jax.numpy.set_printoptions",
+        "jax.numpy.get_printoptions", "jax.numpy.printoptions",
+    }
+)  # fmt: skip
+_LEAVING_DUNDERS = {
+    "__len__": "builtins.len",
+    "__bool__": "builtins.bool",
+    "__int__": "builtins.int",
+    "__float__": "builtins.float",
+    "__complex__": "builtins.complex",
+    "__index__": "operator.index",
+}
+# Array attributes left alone: device placement, buffers, sharding, the ``.at`` helper
+# (its ``set`` / ``add`` have no public name).
+_ARRAY_SKIP = frozenset(
+    {
+        "addressable_data", "addressable_shards", "block_until_ready", "committed",
+        "copy_to_host_async", "device", "devices", "global_shards", "is_deleted",
+        "is_fully_addressable", "is_fully_replicated", "is_ready", "nbytes",
+        "on_device_size_in_bytes", "platform", "sharding", "to_device", "traceback",
+        "unsafe_buffer_pointer", "aval", "weak_type", "format", "device_buffer",
+        "device_buffers", "itemsize", "delete", "at", "tobytes", "__setitem__",
+    }
+)  # fmt: skip
+
+
+def _jax() -> Any:
+    return sys.modules["jax"]
+
+
+class JaxInterceptor(PatchingInterceptor):
+    """Records JAX calls into a :class:`Recorder` while it is entered (``with``)."""
+
+    framework = "jax"
+    quiet = _QUIET
+    cached = frozenset({"jax.Array.shape", "jax.Array.dtype", "jax.Array.ndim", "jax.Array.size"})
+
+    def __init__(self, rec: Recorder) -> None:
+        super().__init__(rec)
+        jax = _jax()
+        import jax.numpy as jnp
+
+        self._jnp = jnp
+        self._tracer = jax.core.Tracer
+        self._array_type = type(jnp.zeros(()))
+        self._live0: dict[int, Any] = {}
+        rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(jax.__file__) + os.sep)
+        jaxlib = sys.modules.get("jaxlib")
+        if jaxlib is not None and getattr(jaxlib, "__file__", None):
+            rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(jaxlib.__file__) + os.sep)
+        rec.arg_converters.append(self._convert_arg)
+        rec.unknown_array.append(self._bind_unknown)
+        rec.snapshot["jax"] = lambda a: a  # jax arrays are immutable
+
+    # ------------------------------------------------------------ lifecycle
+    def plan(self) -> list[tuple[Any, str, Any]]:
+        jax = _jax()
+        out: list[tuple[Any, str, Any]] = []
+        for ns in _NAMESPACES:
+            mod = sys.modules.get(ns)
+            if mod is None:
+                continue
+            for attr, obj in module_callables(mod):
+                name = f"{ns}.{attr}"
+                if allowed(name) and not attr.endswith("_p"):
+                    out.append((mod, attr, function_wrapper(original_of(obj), name, _VAR)))
+        arr = self._array_type
+        attrs = {a for a in vars(jax.Array) if not a.startswith("_")}
+        attrs |= {a for a in dir(jax.Array) if a.startswith("__") and allowed(f"jax.Array.{a}")}
+        attrs |= {*_LEAVING_DUNDERS, "__iter__", *(n.rsplit(".", 1)[1] for n in _QUIET)}
+        for attr in sorted(attrs - _ARRAY_SKIP):
+            if attr in ("__eq__", "__ne__", "__hash__") and attr not in vars(arr):
+                continue
+            static = class_attribute(arr, attr)
+            if static is None or isinstance(static, staticmethod | classmethod | type):
+                continue
+            if attr in _LEAVING_DUNDERS:
+                name = _LEAVING_DUNDERS[attr]
+            else:
+                name = f"jax.Array.{attr}"
+                if name not in _QUIET and attr != "__iter__" and not allowed(name):
+                    continue
+            out.append((arr, attr, method_wrapper(static, name, _VAR)))
+        return out
+
+    def owners(self) -> tuple[Any, ...]:
+        return tuple(sys.modules.get(ns) for ns in _NAMESPACES)
+
+    def enter_extra(self, stack: Any) -> None:
+        jax = _jax()
+        stack.enter_context(jax.disable_jit())  # thread-local: other threads keep jitting
+        self._live0 = {id(a): a for a in jax.live_arrays()}
+        stack.callback(self._live0.clear)
+
+    # ------------------------------------------------------------ hooks
+    def symbolic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        tracer = self._tracer
+        return any(isinstance(leaf, tracer) for leaf in leaves((args, kwargs)))
+
+    def flags(
+        self, name: str, call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
+        if not name.startswith("jax.random.") or name.rsplit(".", 1)[1] in _NOT_DRAWS:
+            return {}
+        key = kwargs.get("key", args[0] if args else None)
+        return {"generator": not self.input_derived(key)}
+
+    # ------------------------------------------------------------ recorder hooks
+    def _convert_arg(self, obj: Any) -> Any:
+        jnp = self._jnp
+        name = getattr(obj, "__name__", None) if isinstance(obj, type) else None
+        if name is None:
+            dt = getattr(obj, "name", None) if type(obj).__name__.endswith("dtype") else None
+            name = dt if isinstance(dt, str) else None
+        if name and getattr(jnp, name, None) is not None:
+            cand = getattr(jnp, name)
+            if cand is obj or (not isinstance(obj, type) and _same_dtype(cand, obj)):
+                return Symbol(f"jax.numpy.{name}")
+        return NotImplemented
+
+    def _bind_unknown(self, obj: Any) -> Value | None:
+        if isinstance(obj, self._array_type) and self._live0 and id(obj) not in self._live0:
+            self.warn_unrecorded(
+                obj,
+                "x.at[...] updates, jax.vmap / jax.grad and other transformations, lax.scan, "
+                "a function bound by name before tracing ...",
+            )
+        return None
+
+
+def _same_dtype(a: Any, b: Any) -> bool:
+    try:
+        import numpy as np
+
+        return bool(np.dtype(a) == np.dtype(b))
+    except TypeError:
+        return False

@@ -1,0 +1,318 @@
+"""Recording TensorFlow calls (eager mode), Keras 3 layers included.
+
+TensorFlow has no per-thread dispatch hook, so while a trace needs it the public callables
+of ``tf``, ``tf.math``, ``tf.nn``, ``tf.linalg``, ``tf.random``, ``tf.signal``,
+``tf.image``, ``tf.bitwise`` and ``tf.dtypes``, and the operators, methods and properties
+of eager tensors and resource variables, are wrapped through :data:`~.patching.REGISTRY`
+(recorded only in the tracing context; see :mod:`.patching`).
+
+- Names: the name the code called (``tensorflow.math.reduce_mean``; ``tf.add`` and
+  ``tf.math.add`` are the same function and either name is recorded as written), tensor
+  operators and methods as ``tensorflow.Tensor.__add__`` / ``tensorflow.Tensor.shape``,
+  variable ones as ``tensorflow.Variable.assign_add``; ``len()`` / ``bool()`` /
+  ``float()`` / ``int()`` of a tensor as ``builtins.len`` ... (guarded), ``x.numpy()`` as
+  ``numpy.asarray``.
+- ``x.shape`` is a ``TensorShape`` whose sizes are tracked ints.
+- ``tf.function``-decorated functions called while tracing run their Python function
+  eagerly, so the calls they make are recorded (as ``jax.jit`` under the JAX interceptor).
+- Generators: ``tf.random`` draws, ``tf.image.random_*``, the candidate samplers and
+  ``tf.nn.dropout`` with a non-zero rate. Stateless draws (``tf.random.stateless_*``) are
+  functions of their seed: flagged only if the seed is not derived from the inputs (or
+  from state read from a module).
+- Variables: those of a traced Keras layer / model or ``tf.Module`` are read from it (an
+  external ``self``), like torch module parameters; any other ``tf.Variable`` is an
+  external object read when the graph runs, never a baked constant; ``assign*`` are
+  recorded as in-place effects.
+- An eager tensor made during the trace by a call that was not recorded (a function
+  bound by name before the trace, ``tf.py_function``, a ``tf.random.Generator`` method)
+  and then used by a recorded call is reported with :class:`~.patching.UnrecordedArrayWarning`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+from typing import Any
+
+from ivytrace_ir import LEAF, Symbol, TreeDef, Value
+
+from .patching import (
+    LEAVING,
+    REGISTRY,
+    PatchingInterceptor,
+    allowed,
+    class_attribute,
+    function_wrapper,
+    method_wrapper,
+    module_callables,
+    original_of,
+    quiet_wrapper,
+)
+from .recorder import Recorder
+
+__all__ = ["TFInterceptor"]
+
+_VAR = REGISTRY.var("tensorflow")
+_NAMESPACES = (
+    "tensorflow", "tensorflow.math", "tensorflow.nn", "tensorflow.linalg", "tensorflow.random",
+    "tensorflow.signal", "tensorflow.image", "tensorflow.bitwise", "tensorflow.dtypes",
+)  # fmt: skip
+_QUIET = frozenset(
+    {
+        "tensorflow.is_tensor", "tensorflow.executing_eagerly", "tensorflow.inside_function",
+        "tensorflow.is_symbolic_tensor", "tensorflow.name_scope", "tensorflow.device",
+        "tensorflow.control_dependencies", "tensorflow.init_scope", "tensorflow.get_logger",
+        "tensorflow.as_dtype", "tensorflow.dtypes.as_dtype",
+        "tensorflow.Tensor.__repr__", "tensorflow.Tensor.__str__", "tensorflow.Tensor.__format__",
+        "tensorflow.Tensor.__array__", "tensorflow.Variable.__repr__", "tensorflow.Variable.__array__",
+    }
+)  # fmt: skip
+_LEAVING_DUNDERS = {
+    "__len__": "builtins.len",
+    "__bool__": "builtins.bool",
+    "__int__": "builtins.int",
+    "__float__": "builtins.float",
+    "__complex__": "builtins.complex",
+    "__index__": "operator.index",
+}
+_TENSOR_EXTRA = ("__iter__", "__repr__", "__str__", "__format__", "__array__", "numpy")
+_TENSOR_PROPS = ("shape", "dtype", "ndim")
+_TENSOR_METHODS = ("get_shape",)
+_VARIABLE_METHODS = ("assign", "assign_add", "assign_sub", "read_value", "value", "numpy")
+_ASSIGNS = frozenset({"assign", "assign_add", "assign_sub"})
+_NOT_DRAWS = frozenset(
+    {"set_seed", "get_global_generator", "set_global_generator", "create_rng_state", "fold_in",
+     "split"}
+)  # fmt: skip
+
+
+def _tf() -> Any:
+    return sys.modules["tensorflow"]
+
+
+def _namespace(name: str) -> Any:
+    mod = _tf()
+    for part in name.split(".")[1:]:
+        mod = vars(mod).get(part) or getattr(mod, part)
+    return mod
+
+
+def _draw_kind(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """``"draw"`` (always a generator), ``"seed"`` (stateless: a function of its seed), or
+    ``None``."""
+    ns, attr = name.rsplit(".", 1)
+    if ns == "tensorflow.random":
+        if attr in _NOT_DRAWS:
+            return None
+        return "seed" if attr.startswith("stateless_") else "draw"
+    if ns == "tensorflow.image":
+        if attr.startswith("random_"):
+            return "draw"
+        if attr.startswith("stateless_random_"):
+            return "seed"
+    if ns == "tensorflow.nn":
+        if attr.endswith("candidate_sampler"):
+            return "draw"
+        if attr in ("dropout", "experimental_stateless_dropout"):
+            rate = kwargs.get("rate", args[1] if len(args) > 1 else None)
+            if isinstance(rate, int | float) and rate == 0:
+                return None
+            return "seed" if attr.startswith("experimental_stateless") else "draw"
+    return None
+
+
+@functools.lru_cache(maxsize=512)
+def _signature(func: Any) -> inspect.Signature | None:
+    try:
+        return inspect.signature(func)
+    except (TypeError, ValueError):
+        return None
+
+
+def _argument(func: Any, pname: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if pname in kwargs:
+        return kwargs[pname]
+    sig = _signature(original_of(func))
+    if sig is None:
+        return None
+    try:
+        return sig.bind_partial(*args, **kwargs).arguments.get(pname)
+    except TypeError:
+        return None
+
+
+class TFInterceptor(PatchingInterceptor):
+    """Records TensorFlow calls into a :class:`Recorder` while it is entered (``with``)."""
+
+    framework = "tensorflow"
+    quiet = _QUIET
+    cached = frozenset(
+        {"tensorflow.Tensor.shape", "tensorflow.Tensor.dtype", "tensorflow.Tensor.ndim",
+         "tensorflow.Tensor.get_shape"}
+    )  # fmt: skip
+
+    def __init__(self, rec: Recorder) -> None:
+        super().__init__(rec)
+        tf = _tf()
+        from tensorflow.python.eager import context
+        from tensorflow.python.framework import ops
+
+        self._executing_eagerly = context.executing_eagerly
+        self._uid = getattr(ops, "uid", None)
+        self._uid0 = -1
+        self._eager_type = type(tf.constant(0.0))
+        self._variable_type = tf.Variable
+        keras = sys.modules.get("keras")
+        self._keras_variable: tuple[type, ...] = ()
+        types: list[type] = [tf.Module]
+        if keras is not None:
+            self._keras_variable = (keras.Variable,)
+            types += [keras.layers.Layer, keras.random.SeedGenerator]
+        self.module_types = tuple(types)
+        rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(tf.__file__) + os.sep)
+        if keras is not None:
+            rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(keras.__file__) + os.sep)
+        rec.arg_converters.append(self._convert_arg)
+        rec.result_splitters.append(self._split_shape)
+        rec.unknown_array.append(self._bind_unknown)
+        rec.snapshot["tensorflow"] = lambda t: t  # eager tensors are immutable
+
+    # ------------------------------------------------------------ lifecycle
+    def plan(self) -> list[tuple[Any, str, Any]]:
+        tf = _tf()
+        out: list[tuple[Any, str, Any]] = []
+        for ns in _NAMESPACES:
+            try:
+                mod = _namespace(ns)
+            except AttributeError:  # pragma: no cover - a namespace this version lacks
+                continue
+            for attr, obj in module_callables(mod):
+                name = f"{ns}.{attr}"
+                if allowed(name):
+                    out.append((mod, attr, function_wrapper(original_of(obj), name, _VAR)))
+        eager = self._eager_type
+        attrs = set(tf.Tensor.OVERLOADABLE_OPERATORS) | set(_LEAVING_DUNDERS)
+        attrs |= {*_TENSOR_EXTRA, *_TENSOR_PROPS, *_TENSOR_METHODS}
+        for attr in sorted(attrs):
+            name = self._tensor_name("tensorflow.Tensor", tf.Tensor, attr)
+            static = class_attribute(eager, attr)
+            if name is not None and static is not None:
+                out.append((eager, attr, method_wrapper(static, name, _VAR)))
+        rv = type(tf.Variable(0.0))
+        vattrs = set(tf.Tensor.OVERLOADABLE_OPERATORS) | set(_VARIABLE_METHODS)
+        vattrs |= {"shape", "dtype", "__repr__", "__array__"}
+        for attr in sorted(vattrs):
+            name = self._tensor_name("tensorflow.Variable", tf.Variable, attr)
+            static = class_attribute(rv, attr)
+            if name is not None and static is not None:
+                out.append((rv, attr, method_wrapper(static, name, _VAR)))
+        function_type = type(tf.function(lambda: None))
+        out.append((function_type, "__call__", _tf_function_call(function_type.__call__)))
+        spec_module = sys.modules.get("keras.src.layers.input_spec")
+        check = getattr(spec_module, "assert_input_compatibility", None)
+        if check is not None:  # Keras's input checks read sizes only to raise: not guards
+            out.append((spec_module, "assert_input_compatibility", quiet_wrapper(check, _VAR)))
+        return out
+
+    def owners(self) -> tuple[Any, ...]:
+        found = []
+        for ns in _NAMESPACES:
+            try:
+                found.append(_namespace(ns))
+            except AttributeError:  # pragma: no cover
+                found.append(None)
+        found.append(sys.modules.get("keras.src.layers.input_spec"))
+        return tuple(found)
+
+    @staticmethod
+    def _tensor_name(prefix: str, cls: type, attr: str) -> str | None:
+        if attr in _LEAVING_DUNDERS:
+            return _LEAVING_DUNDERS[attr]
+        if attr == "numpy":
+            return "numpy.asarray"
+        name = f"{prefix}.{attr}"
+        if name in _QUIET or attr == "__iter__":
+            return name
+        return name if hasattr(cls, attr) and allowed(name) else None
+
+    def enter_extra(self, stack: Any) -> None:
+        if self._uid is not None:
+            self._uid0 = self._uid()
+
+    # ------------------------------------------------------------ hooks
+    def symbolic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        return not self._executing_eagerly()
+
+    def flags(
+        self, name: str, call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
+        if name.startswith("tensorflow.Variable.") and name.rsplit(".", 1)[-1] in _ASSIGNS:
+            return {"mutates": (0,)}
+        kind = _draw_kind(name, args, kwargs)
+        if kind == "draw":
+            return {"generator": True}
+        if kind == "seed":
+            seed = _argument(call, "seed", args, kwargs)
+            return {"generator": not self.input_derived(seed)}
+        return {}
+
+    def is_variable(self, obj: Any) -> bool:
+        return obj is not None and isinstance(obj, (self._variable_type, *self._keras_variable))
+
+    # ------------------------------------------------------------ recorder hooks
+    def _convert_arg(self, obj: Any) -> Any:
+        tf = _tf()
+        if isinstance(obj, tf.dtypes.DType):
+            if vars(tf).get(obj.name) is obj:
+                return Symbol(f"tensorflow.{obj.name}")
+            return NotImplemented
+        if isinstance(obj, tf.TensorShape):
+            dims = obj._dims  # the tracked sizes themselves (``as_list`` copies them)
+            return None if dims is None else tuple(self.rec.to_ir(d) for d in dims)
+        return NotImplemented
+
+    def _split_shape(self, result: Any) -> Any:
+        tf = _tf()
+        if isinstance(result, tf.TensorShape) and result._dims is not None:
+            leaves = list(result._dims)
+            return leaves, TreeDef("tuple", (LEAF,) * len(leaves)), lambda new: tf.TensorShape(new)
+        return None
+
+    def _bind_unknown(self, obj: Any) -> Value | None:
+        if self.is_variable(obj):
+            v = self.bound_variable(obj)
+            if v is None:  # a variable of no traced module: read live each call
+                v = self.rec.builder.add_external(obj, f"variable {getattr(obj, 'name', '')}")
+                self.rec.values.set(obj, v)
+            return v
+        if isinstance(obj, self._eager_type) and getattr(obj, "_id", -1) > self._uid0 >= 0:
+            self.warn_unrecorded(
+                obj,
+                "a function bound by name before tracing, tf.py_function, a tf.random.Generator "
+                "draw, tf.experimental / tf.raw_ops calls ...",
+            )
+        return None
+
+    def iterate(self, arr: Any) -> Any:
+        if self.is_variable(arr):
+            arr = arr.value()
+        return super().iterate(arr)
+
+
+def _tf_function_call(orig: Any) -> Any:
+    """``tf.function`` objects: while recording, run the Python function eagerly so that the
+    calls it makes are recorded (a traced TF graph could not be)."""
+
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        icpt = _VAR.get()
+        if icpt is not None and icpt.rec.recording:
+            return self.python_function(*args, **kwargs)
+        return orig(self, *args, **kwargs)
+
+    functools.update_wrapper(__call__, orig)
+    return __call__
+
+
+assert set(_LEAVING_DUNDERS.values()) <= set(LEAVING)

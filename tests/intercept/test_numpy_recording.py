@@ -1,0 +1,260 @@
+"""The numpy interceptor on its own: what a raw trace records, and what it leaves behind."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from ivytrace_intercept import TraceError, trace
+from ivytrace_intercept.numpy_interceptor import TracedArray
+from ivytrace_intercept.patching import REGISTRY
+from ivytrace_ir import (
+    DEFAULT_ALLOWLIST,
+    PRIM_OPS,
+    Const,
+    GuardFailure,
+    TensorSpec,
+    Value,
+    check_name,
+    resolve,
+    verify,
+)
+
+NP_ZEROS, NP_SUM, NP_RANDOM_RAND = np.zeros, np.sum, np.random.rand
+
+
+def ops(graph):
+    return [n.op for n in graph.nodes]
+
+
+def assert_names_resolve(graph):
+    for n in graph.nodes:
+        if n.op not in PRIM_OPS:
+            check_name(n.op, DEFAULT_ALLOWLIST)
+            resolve(n.op)
+
+
+def assert_untouched():
+    assert REGISTRY.installed() == {}
+    assert np.zeros is NP_ZEROS and np.sum is NP_SUM and np.random.rand is NP_RANDOM_RAND
+
+
+def test_records_every_outermost_call_and_nothing_else(capsys):
+    def fn(x, y):
+        z = x**y
+        print(z)
+        k = x * y
+        return np.linalg.norm(z + k, axis=-1, keepdims=True) + np.exp(k)
+
+    res = trace(fn, (np.array([1.0, 2.0]), np.array([2.0, 3.0])))
+    g = res.graph
+    verify(g)
+    # norm is one node: the numpy calls made inside it are not recorded; print is not.
+    assert ops(g) == [
+        "numpy.ndarray.__pow__",
+        "numpy.ndarray.__mul__",
+        "numpy.ndarray.__add__",
+        "numpy.linalg.norm",
+        "numpy.exp",
+        "numpy.ndarray.__add__",
+    ]
+    assert "8." in capsys.readouterr().out
+    assert isinstance(g.outputs[0], Value)
+    assert g.input_names == ("x", "y")
+    assert_names_resolve(g)
+    # the caller gets plain arrays back, never the recording view
+    assert type(res.output) is np.ndarray
+    assert_untouched()
+
+
+def test_shape_values_are_tracked_not_baked():
+    def fn(x):
+        n = x.shape[0]
+        return x[: n // 2].reshape(n // 2, -1)
+
+    g = trace(fn, (np.ones((4, 3)),)).graph
+    assert "operator.floordiv" in ops(g)
+    getitem = next(n for n in g.nodes if n.op == "numpy.ndarray.__getitem__")
+    assert isinstance(getitem.args[1].stop, Value), "the slice bound must be computed by the graph"
+
+
+def test_creation_calls_with_a_tracked_size_are_recorded_not_baked():
+    def fn(x):
+        out = np.zeros(x.shape[0])
+        out[: x.shape[0] // 2] = x[::2, 0]
+        return out + np.arange(x.shape[0])
+
+    g = trace(fn, (np.ones((4, 2)),)).graph
+    zeros = next(n for n in g.nodes if n.op == "numpy.zeros")
+    assert isinstance(zeros.args[0], Value), "np.zeros(x.shape[0]) must be sized by the graph"
+    arange = next(n for n in g.nodes if n.op == "numpy.arange")
+    assert isinstance(arange.args[0], Value)
+    assert any(n.op == "numpy.ndarray.__setitem__" and n.meta.mutates == (0,) for n in g.nodes)
+    assert_names_resolve(g)
+
+
+def test_arrays_built_from_traced_arrays_stay_in_the_graph():
+    def fn(x, y):
+        return np.array([x, y]).sum(0) + np.asarray(x) * 2
+
+    g = trace(fn, (np.ones(3), np.zeros(3))).graph
+    assert {"numpy.array", "numpy.asarray"} <= set(ops(g))
+    assert not g.constants
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (lambda x: x * 2 if x.sum() > 0 else x, "truth of an array"),
+        (lambda x: x[: len(x) // 2], "len()"),
+        (lambda x: x * float(x.mean()), "float()"),
+        (lambda x: x * 2 if x.shape[0] > 3 else x, "comparison"),
+        (lambda x: x * x.max().item() if x.max().item() > 0 else x, "comparison"),
+    ],
+)
+def test_python_decisions_become_guards(body, reason):
+    g = trace(body, (np.ones((4, 3)),)).graph
+    guards = [n for n in g.nodes if n.op == "ivytrace.guard"]
+    assert guards, "a decision taken in Python must leave a guard"
+    assert any(reason in n.meta.note for n in guards)
+    assert all(n.meta.source is not None and n.meta.source.line > 0 for n in guards)
+
+
+def test_item_is_a_tracked_scalar():
+    g = trace(lambda x: x / x.sum().item(), (np.ones(3),)).graph
+    assert ops(g) == ["numpy.ndarray.sum", "numpy.ndarray.item", "numpy.ndarray.__truediv__"]
+    assert not g.guards
+
+
+def test_generators_are_flagged_and_their_draws_kept():
+    def fn(x):
+        a = np.random.randint(0, 100, size=[1])
+        return x * a + np.random.rand(1)
+
+    res = trace(fn, (np.ones(3),))
+    gens = [n for n in res.graph.nodes if n.meta.generator]
+    assert [n.op for n in gens] == ["numpy.random.randint", "numpy.random.rand"]
+    for n in gens:
+        assert type(res.drawn[n.outputs[0].id]) is np.ndarray
+
+
+def test_in_place_ops_are_effects_on_a_new_version():
+    def fn(x):
+        y = x.copy()
+        y += 1
+        y[0] = 5.0
+        return y
+
+    g = trace(fn, (np.zeros(3),)).graph
+    iadd, setitem = g.nodes[1], g.nodes[2]
+    assert iadd.op == "numpy.ndarray.__iadd__" and iadd.meta.mutates == (0,) and iadd.meta.effect
+    assert setitem.op == "numpy.ndarray.__setitem__" and setitem.meta.mutates == (0,)
+    assert g.outputs[0] == setitem.outputs[0]
+
+
+def test_captured_global_arrays_become_constants():
+    table = np.arange(3.0)
+
+    g = trace(lambda x: x + table, (np.ones(3),)).graph
+    assert isinstance(g.nodes[0].args[1], Const)
+    assert g.constants[0].data is table
+
+
+def test_stateful_attributes_are_read_and_written_through_the_object():
+    class Box:
+        pass
+
+    box = Box()
+    box.w = np.full(3, 2.0)
+
+    def fn(b, x):
+        b.seen = x + 1
+        return x * b.w * 2  # b.w is recorded, so ``* 2`` on it is too
+
+    g = trace(fn, (box, np.ones(3)), arg_stateful_idxs=[[0]]).graph
+    assert [n.op for n in g.nodes if n.op.startswith("ivytrace.")] == [
+        "ivytrace.setattr",
+        "ivytrace.getattr",
+    ]
+    assert not g.constants
+    assert type(box) is Box
+
+
+def test_another_thread_is_neither_recorded_nor_disturbed():
+    started, release = threading.Event(), threading.Event()
+    results = []
+
+    def other():
+        started.wait()
+        z = np.zeros(2) + 1  # goes through the wrapped np.zeros while it is installed
+        results.append((type(z), float(np.sum(z)), np.random.rand(2).shape))
+        release.set()
+
+    def fn(x):
+        started.set()
+        assert release.wait(10)
+        return x * 2
+
+    t = threading.Thread(target=other)
+    t.start()
+    g = trace(fn, (np.ones(2),)).graph
+    t.join()
+    assert results == [(np.ndarray, 2.0, (2,))]
+    assert ops(g) == ["numpy.ndarray.__mul__"]
+    assert_untouched()
+
+
+def test_a_failing_function_leaves_numpy_and_the_objects_as_they_were():
+    class State:
+        pass
+
+    state = State()
+
+    def fn(s, x):
+        s.y = np.zeros(x.shape[0]) * 2
+        raise ValueError("user bug")
+
+    with pytest.raises(ValueError, match="user bug") as info:
+        trace(fn, (state, np.ones(2)), arg_stateful_idxs=[[0]])
+    assert any("ivytrace was tracing" in n for n in info.value.__notes__)
+    assert type(state) is State
+    assert_untouched()
+    # an array that escaped the trace acts as a plain one
+    assert isinstance(state.y, TracedArray)
+    assert type(state.y + 1) is np.ndarray and float(state.y.sum()) == 0.0
+
+
+def test_unnameable_calls_are_refused_with_the_user_line():
+    with pytest.raises(TraceError, match=r"test_numpy_recording\.py"):
+        trace(lambda x: np.add.reduce(x), (np.ones(3),))
+    assert_untouched()
+
+
+def test_specs_record_shape_and_dtype():
+    g = trace(lambda x: x.astype(np.float64), (np.ones((2, 5), np.float32),)).graph
+    assert g.inputs[0].spec == TensorSpec("numpy", "float32", (2, 5), "cpu")
+    assert g.nodes[0].outputs[0].spec.dtype == "float64"
+    assert_names_resolve(g)
+
+
+# ------------------------------------------------------------------ end to end
+def test_trace_graph_gives_the_function_s_answer_on_new_inputs():
+    import ivytrace
+
+    def fn(x, y):
+        n = x.shape[0]
+        w = np.zeros(n)
+        w[0] = np.sum(x * y) / n
+        z = np.concatenate([x, w]).reshape(n // 2, -1)
+        return np.tanh(z @ z.T), len(x)
+
+    graph = ivytrace.trace_graph(fn, args=(np.arange(4.0), np.ones(4)))
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=4), rng.normal(size=4)
+    got, want = graph(a, b), fn(a, b)
+    np.testing.assert_allclose(got[0], want[0])
+    assert got[1] == want[1]
+    with pytest.raises(GuardFailure):  # len(x) was used by Python: a new size is refused
+        graph(np.arange(6.0), np.ones(6))

@@ -1,0 +1,291 @@
+"""The TensorFlow interceptor on its own (Keras 3 layers included): what a raw trace
+records, and what it leaves behind."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+from ivytrace_intercept import trace  # noqa: E402
+from ivytrace_intercept.patching import REGISTRY, UnrecordedArrayWarning  # noqa: E402
+from ivytrace_ir import (  # noqa: E402
+    DEFAULT_ALLOWLIST,
+    PRIM_OPS,
+    Const,
+    GuardFailure,
+    TensorSpec,
+    Value,
+    check_name,
+    resolve,
+    verify,
+)
+
+EAGER = type(tf.constant(0.0))
+TF_ADD, TF_REDUCE_SUM, TENSOR_ADD = tf.add, tf.math.reduce_sum, tf.Tensor.__add__
+
+
+def ops(graph):
+    return [n.op for n in graph.nodes]
+
+
+def assert_names_resolve(graph):
+    for n in graph.nodes:
+        if n.op not in PRIM_OPS:
+            check_name(n.op, DEFAULT_ALLOWLIST)
+            resolve(n.op)
+
+
+def assert_untouched():
+    assert REGISTRY.installed() == {}
+    assert tf.add is TF_ADD and tf.math.reduce_sum is TF_REDUCE_SUM
+    assert "__add__" not in vars(EAGER) and tf.Tensor.__add__ is TENSOR_ADD
+
+
+def test_records_every_outermost_call_and_nothing_else(capsys):
+    def fn(x, y):
+        z = x**y
+        print(z)
+        k = x * y
+        return tf.nn.softmax(z + k, axis=-1) + tf.math.reduce_mean(k)
+
+    g = trace(fn, (tf.constant([1.0, 2.0]), tf.constant([2.0, 3.0]))).graph
+    verify(g)
+    # softmax is one node: the TensorFlow calls made inside it are not recorded; print is not.
+    assert ops(g) == [
+        "tensorflow.Tensor.__pow__",
+        "tensorflow.Tensor.__mul__",
+        "tensorflow.Tensor.__add__",
+        "tensorflow.nn.softmax",
+        "tensorflow.math.reduce_mean",
+        "tensorflow.Tensor.__add__",
+    ]
+    assert "tf.Tensor" in capsys.readouterr().out
+    assert isinstance(g.outputs[0], Value)
+    assert g.input_names == ("x", "y")
+    assert_names_resolve(g)
+    assert_untouched()
+
+
+def test_shape_values_are_tracked_not_baked():
+    def fn(x):
+        n = x.shape[0]
+        return tf.reshape(x[: n // 2], (n // 2, -1)) + tf.zeros(x.shape[1])
+
+    g = trace(fn, (tf.ones((4, 3)),)).graph
+    assert "operator.floordiv" in ops(g)
+    getitem = next(n for n in g.nodes if n.op == "tensorflow.Tensor.__getitem__")
+    assert isinstance(getitem.args[1].stop, Value), "the slice bound must be computed by the graph"
+    zeros = next(n for n in g.nodes if n.op == "tensorflow.zeros")
+    assert isinstance(zeros.args[0], Value)
+    assert_names_resolve(g)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (lambda x: x * 2 if tf.reduce_sum(x) > 0 else x, "truth of an array"),
+        (lambda x: x[: len(x) // 2], "len()"),
+        (lambda x: x * float(tf.reduce_mean(x)), "float()"),
+        (lambda x: x * 2 if x.shape[0] > 3 else x, "comparison"),
+    ],
+)
+def test_python_decisions_become_guards(body, reason):
+    g = trace(body, (tf.ones((4, 3)),)).graph
+    guards = [n for n in g.nodes if n.op == "ivytrace.guard"]
+    assert guards, "a decision taken in Python must leave a guard"
+    assert any(reason in n.meta.note for n in guards)
+    assert all(n.meta.source is not None and n.meta.source.line > 0 for n in guards)
+
+
+def test_numpy_of_a_tensor_stays_in_the_graph():
+    g = trace(lambda x: np.sum(x.numpy() * 2), (tf.ones(3),)).graph
+    assert ops(g) == ["numpy.asarray", "numpy.ndarray.__mul__", "numpy.sum"]
+    assert g.meta.source_framework == "numpy+tensorflow"
+
+
+def test_generators_are_flagged_and_their_draws_kept():
+    def fn(x, seed):
+        a = tf.random.uniform([1], 0, 100)
+        b = tf.random.stateless_normal([1], seed=seed)  # a function of an input seed
+        c = tf.random.stateless_normal([1], seed=[1, 2])  # a constant seed
+        return x * a + b + c
+
+    res = trace(fn, (tf.ones(3), tf.constant([3, 4])))
+    gens = [n for n in res.graph.nodes if n.meta.generator]
+    assert [n.op for n in gens] == [
+        "tensorflow.random.uniform",
+        "tensorflow.random.stateless_normal",
+    ]
+    assert gens[1].args[0] == [1] and gens[1].kwargs_dict["seed"] == [1, 2]
+    for n in gens:
+        assert n.outputs[0].id in res.drawn
+
+
+def test_dropout_draws_only_with_a_rate():
+    assert trace(lambda x: tf.nn.dropout(x, 0.5), (tf.ones(3),)).graph.nodes[0].meta.generator
+    assert not trace(lambda x: tf.nn.dropout(x, 0.0), (tf.ones(3),)).graph.nodes[0].meta.generator
+
+
+def test_variable_assignments_are_effects_and_variables_are_never_baked():
+    v = tf.Variable([1.0, 2.0])
+
+    def fn(x):
+        v.assign_add(x)
+        return x * v + v * 2
+
+    g = trace(fn, (tf.ones(2),)).graph
+    assert [e.obj for e in g.externals] == [v]
+    assign = g.nodes[0]
+    assert assign.op == "tensorflow.Variable.assign_add" and assign.meta.mutates == (0,)
+    assert assign.args[0] == g.externals[0].value
+    assert not any(isinstance(c.data, tf.Variable) for c in g.constants)
+    assert_names_resolve(g)
+
+
+def test_stateful_variables_are_read_through_the_object():
+    class Box:
+        pass
+
+    box = Box()
+    box.w = tf.Variable([2.0, 3.0])
+
+    def fn(b, x):
+        b.seen = x + 1
+        return x * b.w
+
+    g = trace(fn, (box, tf.ones(2)), arg_stateful_idxs=[[0]]).graph
+    assert [n.op for n in g.nodes if n.op.startswith("ivytrace.")] == [
+        "ivytrace.setattr",
+        "ivytrace.getattr",
+    ]
+    assert not g.constants and type(box) is Box
+
+
+def test_captured_global_tensors_become_constants():
+    table = tf.range(3.0)
+
+    g = trace(lambda x: x + table, (tf.ones(3),)).graph
+    assert isinstance(g.nodes[0].args[1], Const)
+    assert g.constants[0].data is table
+
+
+def test_tf_function_calls_are_recorded_op_by_op():
+    @tf.function
+    def inner(x):
+        return tf.sin(x) * 2
+
+    g = trace(lambda x: inner(x) + 1, (tf.ones(3),)).graph
+    assert ops(g) == ["tensorflow.sin", "tensorflow.Tensor.__mul__", "tensorflow.Tensor.__add__"]
+    assert_untouched()
+
+
+def test_unrecorded_arrays_made_during_the_trace_are_reported():
+    hidden = tf.raw_ops.Sin  # not a wrapped namespace: not recorded
+
+    with pytest.warns(UnrecordedArrayWarning, match="test_tf_recording"):
+        g = trace(lambda x: hidden(x=x) + 1, (tf.ones(3),)).graph
+    assert isinstance(g.nodes[0].args[0], Const)
+
+
+def test_keras_layers_read_their_weights_from_the_model():
+    model = keras.Sequential(
+        [keras.Input((3,)), keras.layers.Dense(4, activation="relu"), keras.layers.Dense(2)]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnrecordedArrayWarning)
+        g = trace(model, (tf.random.normal((2, 3)),)).graph
+    assert [e.name for e in g.externals] == ["self"] and g.externals[0].obj is model
+    assert not g.constants, "the weights must not be baked"
+    reads = [n.args[1] for n in g.nodes if n.op == "ivytrace.getattr"]
+    assert reads.count("_kernel") == 2 and reads.count("bias") == 2
+    assert {"tensorflow.matmul", "tensorflow.nn.relu", "tensorflow.nn.bias_add"} <= set(ops(g))
+    assert g.arg_names == ("inputs",)
+    assert_names_resolve(g)
+
+
+def test_another_thread_is_neither_recorded_nor_disturbed():
+    started, release = threading.Event(), threading.Event()
+    results = []
+
+    def other():
+        started.wait()
+        t = tf.add(tf.ones(2), 1)
+        results.append((float(tf.reduce_sum(t)), t.shape[0], len(t)))
+        release.set()
+
+    def fn(x):
+        started.set()
+        assert release.wait(10)
+        return x * 2
+
+    t = threading.Thread(target=other)
+    t.start()
+    g = trace(fn, (tf.ones(2),)).graph
+    t.join()
+    assert results == [(4.0, 2, 2)] and type(results[0][1]) is int
+    assert ops(g) == ["tensorflow.Tensor.__mul__"]
+    assert_untouched()
+
+
+def test_a_failing_function_leaves_tensorflow_and_the_objects_as_they_were():
+    class State:
+        pass
+
+    state = State()
+
+    def fn(s, x):
+        s.y = x * 2
+        raise ValueError("user bug")
+
+    with pytest.raises(ValueError, match="user bug") as info:
+        trace(fn, (state, tf.ones(2)), arg_stateful_idxs=[[0]])
+    assert any("ivytrace was tracing" in n for n in info.value.__notes__)
+    assert type(state) is State
+    assert_untouched()
+    assert float(tf.add(tf.ones(1), 1)[0]) == 2.0
+
+
+def test_specs_record_shape_and_dtype():
+    g = trace(lambda x: tf.cast(x, tf.float64), (tf.ones((2, 5)),)).graph
+    assert g.inputs[0].spec.framework == "tensorflow"
+    assert g.inputs[0].spec.shape == (2, 5) and g.inputs[0].spec.dtype == "float32"
+    assert isinstance(g.inputs[0].spec, TensorSpec)
+    assert g.nodes[0].outputs[0].spec.dtype == "float64"
+    assert_names_resolve(g)
+
+
+# ------------------------------------------------------------------ end to end
+def test_trace_graph_gives_the_function_s_answer_on_new_inputs():
+    import ivytrace
+
+    def fn(x, y):
+        n = x.shape[0]
+        z = tf.concat([x, tf.zeros(n) + tf.reduce_sum(x * y) / n], axis=0)
+        return tf.tanh(tf.reshape(z, (n // 2, -1))), len(x)
+
+    graph = ivytrace.trace_graph(fn, args=(tf.range(4.0), tf.ones(4)))
+    a, b = tf.random.normal((4,)), tf.random.normal((4,))
+    got, want = graph(a, b), fn(a, b)
+    np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-6)
+    assert got[1] == want[1]
+    with pytest.raises(GuardFailure):
+        graph(tf.range(6.0), tf.ones(6))
+
+
+def test_trace_graph_of_a_keras_model_follows_its_weights_and_new_batches():
+    import ivytrace
+
+    model = keras.Sequential(
+        [keras.Input((3,)), keras.layers.Dense(4, activation="relu"), keras.layers.Dense(2)]
+    )
+    graph = ivytrace.trace_graph(model, args=(tf.random.normal((2, 3)),))
+    x = tf.random.normal((5, 3))  # a new batch size
+    np.testing.assert_allclose(graph(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+    model.layers[0].kernel.assign(tf.ones((3, 4)))  # the graph reads the live weights
+    np.testing.assert_allclose(graph(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
