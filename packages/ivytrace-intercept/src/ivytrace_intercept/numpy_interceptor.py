@@ -314,10 +314,13 @@ class NumpyInterceptor(PatchingInterceptor):
         return self.record(name, args, kwargs, result, mutates=(0,))
 
     def record_untracked(self, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> bool:
-        # Only creation calls (no array argument at all: ``np.zeros(3)``, a draw): every
-        # library uses numpy on its own constant arrays, which stay constants.
-        return holds_array(result) and not any(
-            framework_of(a) is not None for a in leaves((args, kwargs))
+        # Only creation calls (no array argument at all: ``np.zeros(3)``, a draw) made by
+        # the traced code itself. Every library uses numpy on its own constant arrays and
+        # for its bookkeeping (jax's indexing, Keras's shapes): those stay plain constants.
+        return (
+            holds_array(result)
+            and not any(framework_of(a) is not None for a in leaves((args, kwargs)))
+            and not _called_from_library()
         )
 
     def flags(
@@ -336,6 +339,30 @@ class NumpyInterceptor(PatchingInterceptor):
         c = self.rec.builder.add_constant(base, spec_of(base), "captured")
         self.rec.values.set(obj, c)
         return c  # type: ignore[return-value]
+
+
+_OWN_DIR = os.path.dirname(__file__) + os.sep
+_LIBRARIES = ("numpy", "jax", "jaxlib", "tensorflow", "keras", "tf_keras", "torch", "ml_dtypes",
+              "scipy", "optree", "opt_einsum")  # fmt: skip
+
+
+@functools.lru_cache(maxsize=8)
+def _library_dirs(names: tuple[str, ...]) -> tuple[str, ...]:
+    dirs = []
+    for name in names:
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file:
+            dirs.append(os.path.dirname(file) + os.sep)
+    return tuple(dirs)
+
+
+def _called_from_library() -> bool:
+    """Whether the numpy call being intercepted was made by an array library's own code."""
+    dirs = _library_dirs(tuple(n for n in _LIBRARIES if n in sys.modules))
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_OWN_DIR):
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.startswith(dirs)
 
 
 def _convert_arg(obj: Any) -> Any:
