@@ -206,6 +206,32 @@ def test_another_thread_is_neither_recorded_nor_disturbed():
     assert_untouched()
 
 
+def test_two_traces_at_once_in_two_threads_each_record_their_own_calls():
+    both = threading.Barrier(2, timeout=10)
+    graphs = {}
+
+    def run(name, body):
+        def fn(x):
+            both.wait()  # both traces are active here
+            y = body(x)
+            both.wait()
+            return y
+
+        graphs[name] = trace(fn, (np.ones(3),)).graph
+
+    threads = [
+        threading.Thread(target=run, args=("exp", lambda x: np.exp(x) + 1)),
+        threading.Thread(target=run, args=("zeros", lambda x: np.zeros(x.shape[0]) * x)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert ops(graphs["exp"]) == ["numpy.exp", "numpy.ndarray.__add__"]
+    assert ops(graphs["zeros"]) == ["numpy.ndarray.shape", "numpy.zeros", "numpy.ndarray.__mul__"]
+    assert_untouched()
+
+
 def test_a_failing_function_leaves_numpy_and_the_objects_as_they_were():
     class State:
         pass

@@ -1,5 +1,10 @@
 """The TensorFlow interceptor on its own (Keras 3 layers included): what a raw trace
-records, and what it leaves behind."""
+records, and what it leaves behind.
+
+TensorFlow is imported by a fixture, not at collection: in this environment importing it
+before a ``transformers`` model is first built aborts the process (two LLVM copies), and
+pytest imports every test module in every worker.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +14,9 @@ import warnings
 import numpy as np
 import pytest
 
-tf = pytest.importorskip("tensorflow")
-keras = pytest.importorskip("keras")
-
-from ivytrace_intercept import trace  # noqa: E402
-from ivytrace_intercept.patching import REGISTRY, UnrecordedArrayWarning  # noqa: E402
-from ivytrace_ir import (  # noqa: E402
+from ivytrace_intercept import trace
+from ivytrace_intercept.patching import REGISTRY, UnrecordedArrayWarning
+from ivytrace_ir import (
     DEFAULT_ALLOWLIST,
     PRIM_OPS,
     Const,
@@ -26,8 +28,26 @@ from ivytrace_ir import (  # noqa: E402
     verify,
 )
 
-EAGER = type(tf.constant(0.0))
-TF_ADD, TF_REDUCE_SUM, TENSOR_ADD = tf.add, tf.math.reduce_sum, tf.Tensor.__add__
+_ORIGINALS: dict[str, object] = {}
+
+
+@pytest.fixture(scope="module")
+def tf():
+    tf = pytest.importorskip("tensorflow")
+    eager = type(tf.constant(0.0))
+    _ORIGINALS.update(
+        eager=eager,
+        add=tf.add,
+        reduce_sum=tf.math.reduce_sum,
+        tensor_add=tf.Tensor.__add__,
+        eager_add="__add__" in vars(eager),
+    )
+    return tf
+
+
+@pytest.fixture(scope="module")
+def keras(tf):
+    return pytest.importorskip("keras")
 
 
 def ops(graph):
@@ -41,13 +61,14 @@ def assert_names_resolve(graph):
             resolve(n.op)
 
 
-def assert_untouched():
+def assert_untouched(tf):
     assert REGISTRY.installed() == {}
-    assert tf.add is TF_ADD and tf.math.reduce_sum is TF_REDUCE_SUM
-    assert "__add__" not in vars(EAGER) and tf.Tensor.__add__ is TENSOR_ADD
+    assert tf.add is _ORIGINALS["add"] and tf.math.reduce_sum is _ORIGINALS["reduce_sum"]
+    assert tf.Tensor.__add__ is _ORIGINALS["tensor_add"]
+    assert ("__add__" in vars(_ORIGINALS["eager"])) is _ORIGINALS["eager_add"]
 
 
-def test_records_every_outermost_call_and_nothing_else(capsys):
+def test_records_every_outermost_call_and_nothing_else(capsys, tf):
     def fn(x, y):
         z = x**y
         print(z)
@@ -69,10 +90,10 @@ def test_records_every_outermost_call_and_nothing_else(capsys):
     assert isinstance(g.outputs[0], Value)
     assert g.input_names == ("x", "y")
     assert_names_resolve(g)
-    assert_untouched()
+    assert_untouched(tf)
 
 
-def test_shape_values_are_tracked_not_baked():
+def test_shape_values_are_tracked_not_baked(tf):
     def fn(x):
         n = x.shape[0]
         return tf.reshape(x[: n // 2], (n // 2, -1)) + tf.zeros(x.shape[1])
@@ -89,27 +110,27 @@ def test_shape_values_are_tracked_not_baked():
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
-        (lambda x: x * 2 if tf.reduce_sum(x) > 0 else x, "truth of an array"),
-        (lambda x: x[: len(x) // 2], "len()"),
-        (lambda x: x * float(tf.reduce_mean(x)), "float()"),
-        (lambda x: x * 2 if x.shape[0] > 3 else x, "comparison"),
+        (lambda tf, x: x * 2 if tf.reduce_sum(x) > 0 else x, "truth of an array"),
+        (lambda tf, x: x[: len(x) // 2], "len()"),
+        (lambda tf, x: x * float(tf.reduce_mean(x)), "float()"),
+        (lambda tf, x: x * 2 if x.shape[0] > 3 else x, "comparison"),
     ],
 )
-def test_python_decisions_become_guards(body, reason):
-    g = trace(body, (tf.ones((4, 3)),)).graph
+def test_python_decisions_become_guards(body, reason, tf):
+    g = trace(lambda x: body(tf, x), (tf.ones((4, 3)),)).graph
     guards = [n for n in g.nodes if n.op == "ivytrace.guard"]
     assert guards, "a decision taken in Python must leave a guard"
     assert any(reason in n.meta.note for n in guards)
     assert all(n.meta.source is not None and n.meta.source.line > 0 for n in guards)
 
 
-def test_numpy_of_a_tensor_stays_in_the_graph():
+def test_numpy_of_a_tensor_stays_in_the_graph(tf):
     g = trace(lambda x: np.sum(x.numpy() * 2), (tf.ones(3),)).graph
     assert ops(g) == ["numpy.asarray", "numpy.ndarray.__mul__", "numpy.sum"]
     assert g.meta.source_framework == "numpy+tensorflow"
 
 
-def test_generators_are_flagged_and_their_draws_kept():
+def test_generators_are_flagged_and_their_draws_kept(tf):
     def fn(x, seed):
         a = tf.random.uniform([1], 0, 100)
         b = tf.random.stateless_normal([1], seed=seed)  # a function of an input seed
@@ -127,12 +148,12 @@ def test_generators_are_flagged_and_their_draws_kept():
         assert n.outputs[0].id in res.drawn
 
 
-def test_dropout_draws_only_with_a_rate():
+def test_dropout_draws_only_with_a_rate(tf):
     assert trace(lambda x: tf.nn.dropout(x, 0.5), (tf.ones(3),)).graph.nodes[0].meta.generator
     assert not trace(lambda x: tf.nn.dropout(x, 0.0), (tf.ones(3),)).graph.nodes[0].meta.generator
 
 
-def test_variable_assignments_are_effects_and_variables_are_never_baked():
+def test_variable_assignments_are_effects_and_variables_are_never_baked(tf):
     v = tf.Variable([1.0, 2.0])
 
     def fn(x):
@@ -148,7 +169,7 @@ def test_variable_assignments_are_effects_and_variables_are_never_baked():
     assert_names_resolve(g)
 
 
-def test_stateful_variables_are_read_through_the_object():
+def test_stateful_variables_are_read_through_the_object(tf):
     class Box:
         pass
 
@@ -167,7 +188,7 @@ def test_stateful_variables_are_read_through_the_object():
     assert not g.constants and type(box) is Box
 
 
-def test_captured_global_tensors_become_constants():
+def test_captured_global_tensors_become_constants(tf):
     table = tf.range(3.0)
 
     g = trace(lambda x: x + table, (tf.ones(3),)).graph
@@ -175,17 +196,17 @@ def test_captured_global_tensors_become_constants():
     assert g.constants[0].data is table
 
 
-def test_tf_function_calls_are_recorded_op_by_op():
+def test_tf_function_calls_are_recorded_op_by_op(tf):
     @tf.function
     def inner(x):
         return tf.sin(x) * 2
 
     g = trace(lambda x: inner(x) + 1, (tf.ones(3),)).graph
     assert ops(g) == ["tensorflow.sin", "tensorflow.Tensor.__mul__", "tensorflow.Tensor.__add__"]
-    assert_untouched()
+    assert_untouched(tf)
 
 
-def test_unrecorded_arrays_made_during_the_trace_are_reported():
+def test_unrecorded_arrays_made_during_the_trace_are_reported(tf):
     hidden = tf.raw_ops.Sin  # not a wrapped namespace: not recorded
 
     with pytest.warns(UnrecordedArrayWarning, match="test_tf_recording"):
@@ -193,7 +214,7 @@ def test_unrecorded_arrays_made_during_the_trace_are_reported():
     assert isinstance(g.nodes[0].args[0], Const)
 
 
-def test_keras_layers_read_their_weights_from_the_model():
+def test_keras_layers_read_their_weights_from_the_model(tf, keras):
     model = keras.Sequential(
         [keras.Input((3,)), keras.layers.Dense(4, activation="relu"), keras.layers.Dense(2)]
     )
@@ -209,7 +230,7 @@ def test_keras_layers_read_their_weights_from_the_model():
     assert_names_resolve(g)
 
 
-def test_another_thread_is_neither_recorded_nor_disturbed():
+def test_another_thread_is_neither_recorded_nor_disturbed(tf):
     started, release = threading.Event(), threading.Event()
     results = []
 
@@ -230,10 +251,10 @@ def test_another_thread_is_neither_recorded_nor_disturbed():
     t.join()
     assert results == [(4.0, 2, 2)] and type(results[0][1]) is int
     assert ops(g) == ["tensorflow.Tensor.__mul__"]
-    assert_untouched()
+    assert_untouched(tf)
 
 
-def test_a_failing_function_leaves_tensorflow_and_the_objects_as_they_were():
+def test_a_failing_function_leaves_tensorflow_and_the_objects_as_they_were(tf):
     class State:
         pass
 
@@ -247,11 +268,11 @@ def test_a_failing_function_leaves_tensorflow_and_the_objects_as_they_were():
         trace(fn, (state, tf.ones(2)), arg_stateful_idxs=[[0]])
     assert any("ivytrace was tracing" in n for n in info.value.__notes__)
     assert type(state) is State
-    assert_untouched()
+    assert_untouched(tf)
     assert float(tf.add(tf.ones(1), 1)[0]) == 2.0
 
 
-def test_specs_record_shape_and_dtype():
+def test_specs_record_shape_and_dtype(tf):
     g = trace(lambda x: tf.cast(x, tf.float64), (tf.ones((2, 5)),)).graph
     assert g.inputs[0].spec.framework == "tensorflow"
     assert g.inputs[0].spec.shape == (2, 5) and g.inputs[0].spec.dtype == "float32"
@@ -261,7 +282,7 @@ def test_specs_record_shape_and_dtype():
 
 
 # ------------------------------------------------------------------ end to end
-def test_trace_graph_gives_the_function_s_answer_on_new_inputs():
+def test_trace_graph_gives_the_function_s_answer_on_new_inputs(tf):
     import ivytrace
 
     def fn(x, y):
@@ -278,7 +299,7 @@ def test_trace_graph_gives_the_function_s_answer_on_new_inputs():
         graph(tf.range(6.0), tf.ones(6))
 
 
-def test_trace_graph_of_a_keras_model_follows_its_weights_and_new_batches():
+def test_trace_graph_of_a_keras_model_follows_its_weights_and_new_batches(tf, keras):
     import ivytrace
 
     model = keras.Sequential(

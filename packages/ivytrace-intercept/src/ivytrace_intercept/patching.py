@@ -333,6 +333,18 @@ class PatchingInterceptor:
     cached: frozenset[str] = frozenset()
     """Properties that cannot change for a given graph value (``shape``, ``dtype``): read
     once per value, later reads give the same tracked result and add no node."""
+    module_types: tuple[type, ...] = ()
+    """Classes whose instances hold variables in their attributes (Keras layers, ``tf.Module``):
+    :meth:`bind_module` walks into them."""
+    _SKIP_ATTRS = frozenset(
+        {
+            "_tracker", "_trainable_variables", "_non_trainable_variables", "_inbound_nodes",
+            "_outbound_nodes", "_metrics", "_losses", "_self_unconditional_checkpoint_dependencies",
+            "_self_unconditional_dependency_names", "_self_unconditional_deferred_dependencies",
+            "_self_saveable_object_factories", "_self_name_based_restores",
+        }
+    )  # fmt: skip
+    """Keras / tf.Module bookkeeping attributes that only repeat what the layers hold."""
 
     def __init__(self, rec: Recorder) -> None:
         self.rec = rec
@@ -342,6 +354,9 @@ class PatchingInterceptor:
         self._producers: dict[int, tuple[Any, ...]] = {}
         self._seen_nodes = 0
         self._props: dict[tuple[int, str], Any] = {}
+        self._params: dict[int, tuple[Any, Value, tuple[tuple[str, Any], ...], Any]] = {}
+        """id(variable) -> (variable, owner value, attribute path, module) (bind_module)."""
+        self._reads: dict[tuple[int, str, Any], Value] = {}
 
     # ------------------------------------------------------------ lifecycle
     def plan(self) -> list[tuple[Any, str, Any]]:
@@ -492,17 +507,6 @@ class PatchingInterceptor:
         return iter([arr[i] for i in range(n)])
 
     # ------------------------------------------------------------ modules
-    module_types: tuple[type, ...] = ()
-    """Classes whose instances hold variables in their attributes (Keras layers, ``tf.Module``)."""
-    _SKIP_ATTRS = frozenset(
-        {
-            "_tracker", "_trainable_variables", "_non_trainable_variables", "_inbound_nodes",
-            "_outbound_nodes", "_metrics", "_losses", "_self_unconditional_checkpoint_dependencies",
-            "_self_unconditional_dependency_names", "_self_unconditional_deferred_dependencies",
-            "_self_saveable_object_factories", "_self_name_based_restores",
-        }
-    )  # fmt: skip
-
     def is_variable(self, obj: Any) -> bool:
         """Whether ``obj`` is a variable: state read by the graph, never baked in."""
         return False
@@ -514,7 +518,7 @@ class PatchingInterceptor:
         Breadth first, so each variable is read through its shortest path."""
         from collections import deque
 
-        params = self.__dict__.setdefault("_params", {})
+        params = self._params
         queue: deque[tuple[Any, tuple[tuple[str, Any], ...]]] = deque([(module, ())])
         seen = {id(module)}
         while queue:
@@ -550,15 +554,14 @@ class PatchingInterceptor:
     def bound_variable(self, obj: Any) -> Value | None:
         """The graph value of a module variable registered by :meth:`bind_module` (its reads
         are emitted on first use), else ``None``."""
-        params = self.__dict__.get("_params")
-        hit = params.get(id(obj)) if params else None
+        hit = self._params.get(id(obj))
         if hit is None or hit[0] is not obj:
             return None
         from ivytrace_ir import NodeMeta, ObjectSpec, spec_of
 
         _, owner, path, root = hit
         rec = self.rec
-        reads = self.__dict__.setdefault("_reads", {})
+        reads = self._reads
         cur, live = owner, root
         rec.depth += 1  # reading .shape/.dtype of the variable below is not a call to record
         try:
