@@ -140,6 +140,20 @@ def test_generators_are_flagged_and_their_draws_kept():
         assert type(res.drawn[n.outputs[0].id]) is np.ndarray
 
 
+def test_seeding_the_global_generator_is_an_effect_the_graph_repeats():
+    import ivytrace
+
+    def fn(x):
+        np.random.seed(0)
+        return x + np.random.rand(3)
+
+    g = trace(fn, (np.zeros(3),)).graph
+    assert ops(g)[0] == "numpy.random.seed" and g.nodes[0].meta.effect
+    graph = ivytrace.trace_graph(fn, args=(np.zeros(3),))
+    np.random.seed(123)  # the graph seeds again, as the function does
+    np.testing.assert_array_equal(graph(np.ones(3)), fn(np.ones(3)))
+
+
 def test_in_place_ops_are_effects_on_a_new_version():
     def fn(x):
         y = x.copy()

@@ -17,7 +17,11 @@ Two mechanisms, because numpy offers a per-array hook but not a per-call one:
   ``numpy.random`` draws. So the public callables of ``numpy``, ``numpy.linalg``,
   ``numpy.fft`` and ``numpy.random`` are wrapped through :data:`~.patching.REGISTRY` like
   TensorFlow's and JAX's: recorded in the tracing context only, straight through
-  everywhere else. ``numpy.random`` draws are flagged as generators.
+  everywhere else. ``numpy.random`` draws are flagged as generators, and
+  ``numpy.random.seed`` is recorded as an effect (the graph re-seeds as the code did).
+  A creation call with no tracked argument is recorded when the traced code makes it;
+  when an array library makes it for its own bookkeeping (JAX's indexing helpers, Keras's
+  shape checks) it stays a plain constant.
 
 Not recorded (limits): ufuncs called on Python scalars only (``np.sqrt(n)`` with ``n`` a
 tracked size: ufuncs are not wrapped, so that ``isinstance(np.add, np.ufunc)`` keeps
@@ -268,6 +272,7 @@ class NumpyInterceptor(PatchingInterceptor):
     framework = "numpy"
     quiet = _QUIET
     cached = frozenset({"numpy.ndarray.shape", "numpy.ndarray.dtype", "numpy.ndarray.ndim"})
+    effects = frozenset({"numpy.random.seed", "numpy.random.set_state"})
 
     def __init__(self, rec: Recorder) -> None:
         super().__init__(rec)

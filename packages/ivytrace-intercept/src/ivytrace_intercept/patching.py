@@ -333,6 +333,10 @@ class PatchingInterceptor:
     cached: frozenset[str] = frozenset()
     """Properties that cannot change for a given graph value (``shape``, ``dtype``): read
     once per value, later reads give the same tracked result and add no node."""
+    effects: frozenset[str] = frozenset()
+    """Calls that change the framework's global state the traced code relies on (seeding a
+    global random generator): recorded as effect nodes, so the graph re-seeds as the code
+    did, even though they take no array and return nothing."""
     module_types: tuple[type, ...] = ()
     """Classes whose instances hold variables in their attributes (Keras layers, ``tf.Module``):
     :meth:`bind_module` walks into them."""
@@ -440,6 +444,10 @@ class PatchingInterceptor:
             return self.passthrough(call, args, kwargs)
         if name in self.quiet:
             return self.run_quiet(call, args, kwargs)
+        if name in self.effects:
+            result = self.run_quiet(call, args, kwargs)
+            self.record_effect(name, args, kwargs)
+            return result
         rec.depth += 1  # looking at the arguments reads their (wrapped) .shape: not recorded
         try:
             symbolic = self.symbolic(args, kwargs)
@@ -498,6 +506,20 @@ class PatchingInterceptor:
         rec.depth += 1
         try:
             return rec.record_call(name, args, kwargs, result, **flags)
+        finally:
+            rec.depth -= 1
+
+    def record_effect(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """A node with no outputs, kept for its effect (``numpy.random.seed(0)``)."""
+        from ivytrace_ir import NodeMeta
+
+        rec = self.rec
+        rec.depth += 1
+        try:
+            ir_args = tuple(rec.to_ir(a) for a in args)
+            ir_kwargs = {k: rec.to_ir(v) for k, v in kwargs.items()}
+            meta = NodeMeta(source=rec.source(), effect=True)
+            rec.builder.add_node(name, ir_args, ir_kwargs, (), None, meta)
         finally:
             rec.depth -= 1
 

@@ -148,6 +148,7 @@ class TFInterceptor(PatchingInterceptor):
 
     framework = "tensorflow"
     quiet = _QUIET
+    effects = frozenset({"tensorflow.random.set_seed"})
     cached = frozenset(
         {"tensorflow.Tensor.shape", "tensorflow.Tensor.dtype", "tensorflow.Tensor.ndim",
          "tensorflow.Tensor.get_shape"}
@@ -171,9 +172,10 @@ class TFInterceptor(PatchingInterceptor):
             self._keras_variable = (keras.Variable,)
             types += [keras.layers.Layer, keras.random.SeedGenerator]
         self.module_types = tuple(types)
-        rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(tf.__file__) + os.sep)
-        if keras is not None:
-            rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(keras.__file__) + os.sep)
+        for lib in ("tensorflow", "keras", "tf_keras", "optree"):  # not the user's lines
+            file = getattr(sys.modules.get(lib), "__file__", None)
+            if file:
+                rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(file) + os.sep)
         rec.arg_converters.append(self._convert_arg)
         rec.result_splitters.append(self._split_shape)
         rec.unknown_array.append(self._bind_unknown)
