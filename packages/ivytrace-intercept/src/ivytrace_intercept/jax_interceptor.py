@@ -41,6 +41,7 @@ from typing import Any
 from ivytrace_ir import Symbol, Value
 
 from .patching import (
+    LEAVING_DUNDERS,
     REGISTRY,
     PatchingInterceptor,
     allowed,
@@ -73,14 +74,7 @@ _QUIET = frozenset(
         "jax.numpy.get_printoptions", "jax.numpy.printoptions",
     }
 )  # fmt: skip
-_LEAVING_DUNDERS = {
-    "__len__": "builtins.len",
-    "__bool__": "builtins.bool",
-    "__int__": "builtins.int",
-    "__float__": "builtins.float",
-    "__complex__": "builtins.complex",
-    "__index__": "operator.index",
-}
+_LEAVING_DUNDERS = LEAVING_DUNDERS
 # Array attributes left alone: device placement, buffers, sharding, the ``.at`` helper
 # (its ``set`` / ``add`` have no public name).
 _ARRAY_SKIP = frozenset(

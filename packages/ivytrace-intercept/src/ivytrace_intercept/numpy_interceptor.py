@@ -43,6 +43,7 @@ import numpy as np
 from ivytrace_ir import Const, Symbol, Value, framework_of, spec_of
 
 from .patching import (
+    LEAVING_DUNDERS,
     REGISTRY,
     PatchingInterceptor,
     allowed,
@@ -84,14 +85,7 @@ _INPLACE = frozenset(
      "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__", "__imatmul__",
      "__setitem__", "fill", "sort", "partition", "put", "resize", "itemset"}
 )  # fmt: skip
-_LEAVING = {
-    "__len__": "builtins.len",
-    "__bool__": "builtins.bool",
-    "__int__": "builtins.int",
-    "__float__": "builtins.float",
-    "__complex__": "builtins.complex",
-    "__index__": "operator.index",
-}
+_LEAVING = LEAVING_DUNDERS
 _PROPERTIES = frozenset({"shape", "T", "mT", "ndim", "size", "real", "imag", "dtype"})
 # ndarray attributes the view leaves alone (internals, buffers, pickling, files).
 _KEEP = frozenset(

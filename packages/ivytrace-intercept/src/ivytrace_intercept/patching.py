@@ -316,6 +316,17 @@ LEAVING = {
 }
 """Calls whose result Python turns into a plain value (the tracking is lost): guarded."""
 
+LEAVING_DUNDERS = {
+    "__len__": "builtins.len",
+    "__bool__": "builtins.bool",
+    "__int__": "builtins.int",
+    "__float__": "builtins.float",
+    "__complex__": "builtins.complex",
+    "__index__": "operator.index",
+}
+"""Array dunders of :data:`LEAVING` calls -> the name recorded for them (``len(x)`` is
+``builtins.len(x)``: the array classes of JAX and numpy do not all name these publicly)."""
+
 
 class PatchingInterceptor:
     """What the TensorFlow, JAX and numpy interceptors share: installing the wrappers through

@@ -39,7 +39,7 @@ from typing import Any
 from ivytrace_ir import LEAF, Symbol, TreeDef, Value
 
 from .patching import (
-    LEAVING,
+    LEAVING_DUNDERS,
     REGISTRY,
     PatchingInterceptor,
     allowed,
@@ -69,14 +69,7 @@ _QUIET = frozenset(
         "tensorflow.Tensor.__array__", "tensorflow.Variable.__repr__", "tensorflow.Variable.__array__",
     }
 )  # fmt: skip
-_LEAVING_DUNDERS = {
-    "__len__": "builtins.len",
-    "__bool__": "builtins.bool",
-    "__int__": "builtins.int",
-    "__float__": "builtins.float",
-    "__complex__": "builtins.complex",
-    "__index__": "operator.index",
-}
+_LEAVING_DUNDERS = LEAVING_DUNDERS
 _TENSOR_EXTRA = ("__iter__", "__repr__", "__str__", "__format__", "__array__", "numpy")
 _TENSOR_PROPS = ("shape", "dtype", "ndim")
 _TENSOR_METHODS = ("get_shape",)
@@ -315,6 +308,3 @@ def _tf_function_call(orig: Any) -> Any:
 
     functools.update_wrapper(__call__, orig)
     return __call__
-
-
-assert set(_LEAVING_DUNDERS.values()) <= set(LEAVING)
