@@ -36,8 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ivytrace_ir import Value, check_name, framework_of
-from ivytrace_ir.resolve import DEFAULT_ALLOWLIST, OpNameError
+from ivytrace_ir import DEFAULT_ALLOWLIST, OpNameError, Value, check_name, framework_of
 
 from .recorder import Recorder
 from .scalars import is_tracked_scalar
