@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import inspect
 import os
 import sys
@@ -40,10 +41,18 @@ _PACKAGES = (
     "ivytrace_transpile",
     "ivytrace",
 )
-_OWN_DIRS = (
-    *(os.path.join(os.path.dirname(os.path.dirname(__file__)), p) + os.sep for p in _PACKAGES),
-    os.path.dirname(contextlib.__file__) + os.sep,
-)
+def _package_dirs(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Source directories of installed packages, found without importing them (each
+    workspace package lives in its own ``src/`` folder)."""
+    dirs = []
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        for loc in (spec.submodule_search_locations or []) if spec else []:
+            dirs.append(os.path.join(os.path.realpath(loc), ""))
+    return tuple(dirs)
+
+
+_OWN_DIRS = (*_package_dirs(_PACKAGES), contextlib.__file__)
 """Frames from these directories are never "the user's line"."""
 
 

@@ -56,7 +56,7 @@ _DENIED_NAMES = frozenset(
         "experimental_connect_to_cluster", "set_default_device", "set_default_dtype",
         "ctypeslib", "lib", "f2py", "distutils", "testing", "show_config", "info",
         "system", "exec", "eval", "open", "__import__", "breakpoint", "input",
-        "attrgetter", "methodcaller", "itemgetter", "setattr", "delattr", "getattr",
+        "attrgetter", "methodcaller", "call", "itemgetter", "setattr", "delattr", "getattr",
         "globals", "locals", "vars", "memoryview", "frombuffer",
         # ndarray.dump pickles to a path; numpy.test runs a test suite; tensorflow.print
         # writes to any "file://" output stream.

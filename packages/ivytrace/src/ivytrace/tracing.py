@@ -136,12 +136,78 @@ def _framework_of_graph(graph: Graph) -> str:
     return fws[0]
 
 
-def _finish(graph: Graph, opts: TraceOptions) -> Any:
+class _StaticDispatch:
+    """What a native compiler is handed when some arguments are static.
+
+    ``jax.jit`` (and ``tf.function``) call this with the static arguments as concrete
+    Python values and the rest as tracers. Each new static value gets its own graph,
+    traced eagerly on the stored example inputs with that value substituted, so a new
+    static value gives the right answer instead of one baked from the traced value.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        opts: TraceOptions,
+        first: Graph,
+        framework: str,
+    ) -> None:
+        self.fn, self.args, self.kwargs, self.opts, self.framework = (
+            fn,
+            args,
+            kwargs,
+            opts,
+            framework,
+        )
+        self.graphs: dict[Any, Graph] = {self._key(args, kwargs): first}
+        self.__name__ = getattr(fn, "__name__", "graph")
+        self.__wrapped__ = first.fn  # lets jax/tf read the signature (parameter names)
+
+    def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        n = len(args)
+        pos = tuple(args[i % n] for i in self.opts.static_argnums) if n else ()
+        return pos + tuple(kwargs.get(k) for k in self.opts.static_argnames)
+
+    def _build(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Graph:
+        ex_args, ex_kwargs = list(self.args), dict(self.kwargs)
+        for i in self.opts.static_argnums:
+            ex_args[i % len(ex_args)] = args[i % len(args)]
+        for k in self.opts.static_argnames:
+            if k in kwargs:
+                ex_kwargs[k] = kwargs[k]
+        if self.framework == "tensorflow":  # leave tf.function's graph-building context
+            import tensorflow as tf
+
+            with tf.init_scope():
+                return _build(self.fn, tuple(ex_args), ex_kwargs, self.opts)
+        return _build(self.fn, tuple(ex_args), ex_kwargs, self.opts)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key = self._key(args, kwargs)
+        graph = self.graphs.get(key)
+        if graph is None:
+            graph = self.graphs[key] = self._build(args, kwargs)
+        return graph.fn(*args, **kwargs)
+
+
+def _finish(
+    graph: Graph,
+    opts: TraceOptions,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
     if not opts.return_backend_compiled_fn:
         return graph
+    framework = _framework_of_graph(graph)
+    target: Callable[..., Any] = graph.fn
+    if (opts.static_argnums or opts.static_argnames) and framework in ("jax", "tensorflow"):
+        target = _StaticDispatch(fn, args, kwargs, opts, graph, framework)
     return backend_compile(
-        graph.fn,
-        _framework_of_graph(graph),
+        target,
+        framework,
         static_argnums=opts.static_argnums or None,
         static_argnames=opts.static_argnames or None,
     )
@@ -166,11 +232,12 @@ def _trace_one(
         if opts.return_backend_compiled_fn:
             raise ValueError("return_backend_compiled_fn needs example inputs (args= or kwargs=)")
         return lazy
-    graph = _build(obj, tuple(args or ()), dict(kwargs or {}), opts)
+    args, kwargs = tuple(args or ()), dict(kwargs or {})
+    graph = _build(obj, args, kwargs, opts)
     if set_graph is not None:  # a frontend Module: the same module, its forward traced
         set_graph(graph)
         return obj
-    return _finish(graph, opts)
+    return _finish(graph, opts, obj, args, kwargs)
 
 
 def _trace_module(mod: types.ModuleType, opts: TraceOptions) -> types.ModuleType:
