@@ -6,8 +6,12 @@ torch.fx, side by side in one run (medians of repeated timeit runs).
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import timeit
+
+with contextlib.suppress(ImportError):  # triton before tensorflow: both bundle LLVM
+    import triton  # noqa: F401
 
 import torch
 import torch.nn.functional as F
@@ -68,6 +72,49 @@ def per_call(candidates, args, number=2000, repeat=21):
     return medians, ratios
 
 
+def frontend_fn(x, y):
+    z = ivy.multiply(x, y)
+    z = ivy.sin(z) + ivy.cos(y)
+    z = ivy.divide(z, ivy.abs(y) + 1.0)
+    return ivy.tanh(z) - x
+
+
+def native_fns():
+    """The same work as ``frontend_fn``, written by hand in each framework."""
+    import jax.numpy as jnp
+    import numpy as np
+    import tensorflow as tf
+
+    def by_hand(m, div):
+        def run(x, y):
+            z = m.multiply(x, y)
+            z = m.sin(z) + m.cos(y)
+            z = div(z, m.abs(y) + 1.0)
+            return m.tanh(z) - x
+
+        return run
+
+    return {
+        "torch": by_hand(torch, torch.divide),
+        "tensorflow": by_hand(tf.math, tf.math.divide),
+        "jax": by_hand(jnp, jnp.divide),
+        "numpy": by_hand(np, np.divide),
+    }
+
+
+def frontend_cases():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    xs, ys = rng.standard_normal(16).astype("float32"), rng.standard_normal(16).astype("float32")
+    for backend, hand in native_fns().items():
+        with ivy.using_backend(backend):
+            x, y = ivy.array(xs), ivy.array(ys)
+            graph = ivy.trace_graph(frontend_fn, args=(x, y))
+        live = ivy.using_backend(backend)(frontend_fn)  # the frontend, untraced
+        yield backend, hand, graph, live, (x, y)
+
+
 def main() -> None:
     torch.manual_seed(0)
     x, y = torch.randn(16), torch.randn(16)
@@ -88,6 +135,20 @@ def main() -> None:
         for name, hand, graph, fx, args in cases:
             (t_hand, t_ivy, t_fx), (_, r_ivy, r_fx) = per_call([hand, graph, fx], args)
             print(f"{name:34} {t_hand:8.2f} {t_ivy:9.2f} {t_fx:9.2f} {r_ivy:9.3f} {r_fx:8.3f}")
+    print()
+    print(
+        "frontend code (ivy.* functions) traced per backend, against the same native code by hand"
+    )
+    print(
+        f"{'backend':12} {'by hand':>8} {'traced':>8} {'frontend':>9} {'traced/hand':>12} {'frontend/hand':>14}"
+    )
+    for backend, hand, graph, live, args in frontend_cases():
+        (t_hand, t_graph, t_live), (_, r_graph, r_live) = per_call(
+            [hand, graph, live], args, number=500
+        )
+        print(
+            f"{backend:12} {t_hand:8.2f} {t_graph:8.2f} {t_live:9.2f} {r_graph:12.3f} {r_live:14.3f}"
+        )
 
 
 if __name__ == "__main__":
