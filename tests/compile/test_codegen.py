@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 from compile_support import INT, call_tree, mlp_graph, seed_graph, t32
+
 from ivytrace_compile import CompiledGraph, CompileError, compile_graph
 from ivytrace_ir import (
     DEFAULT_ALLOWLIST,

@@ -7,6 +7,7 @@ import traceback
 import pytest
 import torch
 from compile_support import INT, call_tree, loc, t32
+
 from ivytrace_compile import compile_graph
 from ivytrace_ir import (
     LEAF,

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 from compile_support import INT, call_tree, loc, seed_graph, t32
+
 from ivytrace_compile import NoNativeCompiler, backend_compile, compile_graph
 from ivytrace_ir import LEAF, GraphBuilder, GraphMeta, ObjectSpec, TreeDef
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import torch
 from compile_support import INT, Out, check_golden, loc, mlp_graph, seed_graph, t32
+
 from ivytrace_compile import compile_graph
 from ivytrace_ir import LEAF, GraphBuilder, GraphMeta, NodeMeta, SourceLoc, TreeDef
 

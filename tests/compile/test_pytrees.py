@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 import torch
 from compile_support import INT, call_tree, t32
+
 from ivytrace_compile import InputMismatch, compile_graph
 from ivytrace_ir import (
     DEFAULT_ALLOWLIST,

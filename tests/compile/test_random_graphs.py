@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from ivytrace_compile import compile_graph
 from ivytrace_ir import (
     LEAF,

@@ -7,6 +7,7 @@ import threading
 import pytest
 import torch
 import torch.nn.functional as F
+
 from ivytrace_intercept import TraceError, trace
 from ivytrace_ir import Const, TensorSpec, Value, verify
 

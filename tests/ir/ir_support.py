@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+
 from ivytrace_ir import (
     LEAF,
     Const,

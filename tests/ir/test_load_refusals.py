@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ir_support import rewrite_member, tamper, tiny_graph
+
 from ivytrace_ir import (
     DEFAULT_ALLOWLIST,
     LEAF,

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ir_support import Pair, Point, args_tree
+
 from ivytrace_ir import (
     LEAF,
     Const,

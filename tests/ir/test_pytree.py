@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from ir_support import Pair, Point, is_array, pytrees, same_tree
+
 from ivytrace_ir import (
     LEAF,
     GraphBuilder,

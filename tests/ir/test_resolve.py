@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+
 from ivytrace_ir import DEFAULT_ALLOWLIST, Allowlist, OpNameError, check_name, resolve
 
 

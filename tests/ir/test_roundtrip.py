@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from ir_support import assert_same_graph, canon, graphs, tiny_graph
+
 from ivytrace_ir import (
     Const,
     Constant,

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 from ir_support import args_tree
+
 from ivytrace_ir import (
     LEAF,
     Const,

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+
 from ivytrace_ir import LEAF, GraphBuilder, NodeMeta, TensorSpec, TreeDef, verify
 from ivytrace_passes import (
     BakeError,

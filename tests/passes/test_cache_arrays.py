@@ -4,6 +4,7 @@ torch tensors and numpy arrays, twice, before and after."""
 import numpy as np
 import pytest
 import torch
+
 from ivytrace_ir import LEAF, GraphBuilder, NodeMeta, ScalarSpec, TensorSpec, TreeDef, verify
 from ivytrace_passes import cache_arrays, interpret, prune
 

@@ -1,6 +1,7 @@
 """cse: repeated pure calls merged, never across in-place updates."""
 
 import torch
+
 from ivytrace_ir import LEAF, GraphBuilder, NodeMeta, TensorSpec, TreeDef, verify
 from ivytrace_passes import cse, interpret
 

@@ -6,6 +6,7 @@ import time
 
 import pytest
 import torch
+
 from ivytrace_ir import LEAF, GraphBuilder, Node, TensorSpec, TreeDef
 from ivytrace_passes import (
     PassError,

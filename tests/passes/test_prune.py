@@ -4,6 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+
 from ivytrace_ir import (
     LEAF,
     GraphBuilder,

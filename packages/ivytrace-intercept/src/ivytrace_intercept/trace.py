@@ -41,6 +41,8 @@ _PACKAGES = (
     "ivytrace_transpile",
     "ivytrace",
 )
+
+
 def _package_dirs(names: tuple[str, ...]) -> tuple[str, ...]:
     """Source directories of installed packages, found without importing them (each
     workspace package lives in its own ``src/`` folder)."""
