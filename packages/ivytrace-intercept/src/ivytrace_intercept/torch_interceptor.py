@@ -14,7 +14,7 @@ import os
 import types
 from typing import Any
 
-from ivytrace_ir import LEAF, Symbol, TreeDef, Value
+from ivytrace_ir import LEAF, NodeMeta, ObjectSpec, Symbol, TreeDef, Value, spec_of
 
 from .recorder import Recorder, TraceError
 
@@ -234,8 +234,6 @@ class TorchInterceptor:
 
     def _read(self, obj: Value, op: str, key: str, type_name: str) -> Value:
         """A structural read (``m._modules``, ``d["0"]``), made once per trace."""
-        from ivytrace_ir import NodeMeta, ObjectSpec
-
         cache_key = (obj.id, op, key)
         v = self._reads.get(cache_key)
         if v is None:
@@ -245,8 +243,6 @@ class TorchInterceptor:
         return v
 
     def _read_array(self, obj: Value, op: str, key: str, t: Any) -> Value:
-        from ivytrace_ir import NodeMeta, spec_of
-
         (v,) = self.rec.builder.add_node(
             op, (obj, key), out_specs=(spec_of(t, "torch"),), meta=NodeMeta()
         )
