@@ -38,17 +38,13 @@ class MLP(torch.nn.Module):
 
 
 def mlp_by_hand(m):
-    w1, b1, w2, b2, w3, b3 = (
-        m.fc1.weight,
-        m.fc1.bias,
-        m.fc2.weight,
-        m.fc2.bias,
-        m.fc3.weight,
-        m.fc3.bias,
-    )
+    """The MLP's forward written by hand as one function: it reads the module's current
+    weights on every call, as the traced graph does (the same live work)."""
 
     def run(x):
-        return F.linear(F.relu(F.linear(F.relu(F.linear(x, w1, b1)), w2, b2)), w3, b3)
+        h = F.relu(F.linear(x, m.fc1.weight, m.fc1.bias))
+        h = F.relu(F.linear(h, m.fc2.weight, m.fc2.bias))
+        return F.linear(h, m.fc3.weight, m.fc3.bias)
 
     return run
 
