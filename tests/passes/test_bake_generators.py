@@ -2,8 +2,9 @@
 
 import pytest
 import torch
+from passes_support import args_tree, t
 
-from ivytrace_ir import LEAF, GraphBuilder, NodeMeta, TensorSpec, TreeDef, verify
+from ivytrace_ir import LEAF, GraphBuilder, NodeMeta, verify
 from ivytrace_passes import (
     BakeError,
     bake_generators,
@@ -13,14 +14,6 @@ from ivytrace_passes import (
 )
 
 GEN = NodeMeta(generator=True)
-
-
-def t(*shape, dtype="float32"):
-    return TensorSpec("torch", dtype, shape)
-
-
-def args_tree(n):
-    return TreeDef("tuple", (TreeDef("tuple", (LEAF,) * n), TreeDef("dict")))
 
 
 def seeds_graph():

@@ -4,17 +4,10 @@ torch tensors and numpy arrays, twice, before and after."""
 import numpy as np
 import pytest
 import torch
+from passes_support import args_tree, t
 
-from ivytrace_ir import LEAF, GraphBuilder, NodeMeta, ScalarSpec, TensorSpec, TreeDef, verify
+from ivytrace_ir import LEAF, GraphBuilder, NodeMeta, ScalarSpec, TreeDef, verify
 from ivytrace_passes import cache_arrays, interpret, prune
-
-
-def t(*shape, dtype="float32", fw="torch"):
-    return TensorSpec(fw, dtype, shape)
-
-
-def args_tree(n):
-    return TreeDef("tuple", (TreeDef("tuple", (LEAF,) * n), TreeDef("dict")))
 
 
 def seeds_graph():

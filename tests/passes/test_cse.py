@@ -1,19 +1,12 @@
 """cse: repeated pure calls merged, never across in-place updates."""
 
 import torch
+from passes_support import args_tree, t
 
-from ivytrace_ir import LEAF, GraphBuilder, NodeMeta, TensorSpec, TreeDef, verify
+from ivytrace_ir import LEAF, GraphBuilder, NodeMeta, TreeDef, verify
 from ivytrace_passes import cse, interpret
 
 INPLACE = NodeMeta(mutates=(0,))
-
-
-def t(*shape, dtype="float32"):
-    return TensorSpec("torch", dtype, shape)
-
-
-def args_tree(n):
-    return TreeDef("tuple", (TreeDef("tuple", (LEAF,) * n), TreeDef("dict")))
 
 
 PAIR = TreeDef("tuple", (LEAF, LEAF))

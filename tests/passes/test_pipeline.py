@@ -6,8 +6,9 @@ import time
 
 import pytest
 import torch
+from passes_support import args_tree, t
 
-from ivytrace_ir import LEAF, GraphBuilder, Node, TensorSpec, TreeDef
+from ivytrace_ir import LEAF, GraphBuilder, Node
 from ivytrace_passes import (
     PassError,
     cache_arrays,
@@ -17,14 +18,6 @@ from ivytrace_passes import (
     run_pipeline,
 )
 from ivytrace_passes.rules import is_generator, is_view, mutated_args
-
-
-def t(*shape, dtype="float32"):
-    return TensorSpec("torch", dtype, shape)
-
-
-def args_tree(n):
-    return TreeDef("tuple", (TreeDef("tuple", (LEAF,) * n), TreeDef("dict")))
 
 
 def seeds_graph():

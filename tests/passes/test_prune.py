@@ -4,6 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from passes_support import args_tree, t
 
 from ivytrace_ir import (
     LEAF,
@@ -11,19 +12,10 @@ from ivytrace_ir import (
     GuardFailure,
     NodeMeta,
     ScalarSpec,
-    TensorSpec,
     TreeDef,
     verify,
 )
 from ivytrace_passes import interpret, prune
-
-
-def t(*shape, dtype="float32"):
-    return TensorSpec("torch", dtype, shape)
-
-
-def args_tree(n):
-    return TreeDef("tuple", (TreeDef("tuple", (LEAF,) * n), TreeDef("dict")))
 
 
 def seeds_graph():

@@ -4,13 +4,13 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from passes_support import args_tree, t
 
 from ivytrace_ir import (
     LEAF,
     GraphBuilder,
     NodeMeta,
     ObjectSpec,
-    TensorSpec,
     TreeDef,
     load,
     save,
@@ -19,14 +19,6 @@ from ivytrace_ir import (
 from ivytrace_passes import FreezeError, freeze_externals, interpret, rewrite_stateful
 
 WRITE = NodeMeta(effect=True)
-
-
-def t(*shape):
-    return TensorSpec("torch", "float32", shape)
-
-
-def args_tree(n):
-    return TreeDef("tuple", (TreeDef("tuple", (LEAF,) * n), TreeDef("dict")))
 
 
 def stateful_graph(state):
