@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -299,32 +300,10 @@ def trace_graph(
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def compile(
-    *objs: Any,
-    stateful: list[Any] | None = None,
-    arg_stateful_idxs: list[Any] | None = None,
-    kwarg_stateful_idxs: list[Any] | None = None,
-    to: str | None = None,
-    include_generators: bool = True,
-    array_caching: bool = True,
-    return_backend_compiled_fn: bool = False,
-    static_argnums: int | Iterable[int] | None = None,
-    static_argnames: str | Iterable[str] | None = None,
-    args: tuple[Any, ...] | None = None,
-    kwargs: dict[str, Any] | None = None,
-) -> Any:
-    """``ivy.compile``: the same entry point as :func:`trace_graph` under the seeds' older name."""
-    return trace_graph(
-        *objs,
-        stateful=stateful,
-        arg_stateful_idxs=arg_stateful_idxs,
-        kwarg_stateful_idxs=kwarg_stateful_idxs,
-        to=to,
-        include_generators=include_generators,
-        array_caching=array_caching,
-        return_backend_compiled_fn=return_backend_compiled_fn,
-        static_argnums=static_argnums,
-        static_argnames=static_argnames,
-        args=args,
-        kwargs=kwargs,
-    )
+def compile(*objs: Any, **options: Any) -> Any:
+    """``ivy.compile``: :func:`trace_graph` under the seeds' older name, with the same
+    options (``return_backend_compiled_fn`` is that name's spelling)."""
+    return trace_graph(*objs, **options)
+
+
+compile.__signature__ = inspect.signature(trace_graph)  # type: ignore[attr-defined]
