@@ -75,3 +75,25 @@ def test_trace_graph_of_a_frontend_module_returns_the_module():
         assert torch.allclose(net2(x), net2._forward(x))
     finally:
         ivy.unset_backend()
+
+
+def test_a_traced_frontend_module_reads_its_current_variables():
+    ivy.set_backend("torch")
+    try:
+
+        class Network(ivy.Module):
+            def __init__(self):
+                self._layer = ivy.Linear(3, 3)
+                super().__init__()
+
+            def _forward(self, x):
+                return self._layer(x)
+
+        net = Network()
+        x = ivy.array([1.0, 2.0, 3.0])
+        net.trace_graph(x)
+        net._layer.v.w = net._layer.v.w * 2  # a training step, say
+        assert torch.allclose(net(x), net._forward(x))
+        assert not net._graph.ir.constants, "no variable was baked into the graph"
+    finally:
+        ivy.unset_backend()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import types
 from collections.abc import Callable, Iterable
@@ -234,6 +235,9 @@ def _trace_one(
             raise ValueError("return_backend_compiled_fn needs example inputs (args= or kwargs=)")
         return lazy
     args, kwargs = tuple(args or ()), dict(kwargs or {})
+    state = getattr(obj, "_ivytrace_state", None)
+    if state is not None:  # a frontend Module: its variables are read live, not baked
+        opts = dataclasses.replace(opts, stateful=(*opts.stateful, *state()))
     graph = _build(obj, args, kwargs, opts)
     if set_graph is not None:  # a frontend Module: the same module, its forward traced
         set_graph(graph)

@@ -188,8 +188,24 @@ class Module:
             return self
         from ivytrace.tracing import trace_graph as _trace_graph
 
+        opts["stateful"] = [*opts.get("stateful", ()), *self._ivytrace_state()]
         self.__dict__["_graph"] = _trace_graph(self._forward, args=args, kwargs=kwargs, **opts)
         return self
+
+    def _ivytrace_state(self) -> list[Any]:
+        """The variable containers (``self.v`` and the nested ones): traced as stateful
+        objects, so the graph reads the current variables on every call instead of
+        baking the ones seen while tracing."""
+        out: list[Any] = []
+
+        def walk(c: Any) -> None:
+            if isinstance(c, Container) and not any(c is o for o in out):
+                out.append(c)
+                for val in c.values():
+                    walk(val)
+
+        walk(self.__dict__.get("v"))
+        return out
 
     def _ivytrace_set_graph(self, graph: Any) -> None:
         """Used by :func:`ivytrace.trace_graph` when it is given the module itself."""
