@@ -87,3 +87,18 @@ def test_noise_inputs_agree_with_the_function():
     for shape in ((3, 4), (5, 4), (2, 7)):
         noise = torch.randn(*shape)
         assert torch.allclose(graph(noise), fn(noise))
+
+
+def test_numpy_statements_inside_torch_code_are_recorded():
+    """Sharp bit 2: other frameworks' code inside a torch function."""
+    import numpy as np
+
+    def fn(x):
+        a = x.numpy()
+        b = np.sin(a) * 2
+        return torch.from_numpy(b) + x
+
+    graph = ivy.trace_graph(fn, args=(torch.ones(3, dtype=torch.float64),))
+    assert "numpy.sin" in graph.ops and "torch.from_numpy" in graph.ops
+    new = torch.tensor([0.0, 1.0, -2.0, 5.0], dtype=torch.float64)
+    assert torch.allclose(graph(new), fn(new))

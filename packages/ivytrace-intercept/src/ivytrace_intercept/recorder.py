@@ -60,6 +60,10 @@ class IdentityMap:
         hit = self._d.get(id(obj))
         return hit is not None and hit[0] is obj
 
+    def items(self) -> list[tuple[Any, Any]]:
+        """Every (object, value) pair, in insertion order."""
+        return list(self._d.values())
+
 
 @dataclass
 class Recorder:
@@ -160,6 +164,15 @@ class Recorder:
         if isinstance(obj, int | float | complex | str):
             return t.__mro__[1](obj) if t not in _LITERAL_TYPES else obj
         return Opaque(obj)
+
+    def record_as(self, obj: Any, op: str, ir_args: tuple[Any, ...]) -> Value:
+        """Record that ``obj`` (an array) is ``op(*ir_args)`` and map it to the result."""
+        (v,) = self.builder.add_node(
+            op, ir_args, out_specs=(spec_of(obj),), meta=NodeMeta(source=self.source())
+        )
+        self.values.set(obj, v)
+        self.frameworks.add(v.spec.framework)  # type: ignore[union-attr]
+        return v
 
     def capture_constant(self, obj: Any) -> Const:
         """An array from outside the trace (a global, a closure variable): held by reference."""

@@ -190,6 +190,7 @@ class TorchInterceptor:
         rec.arg_converters.append(self._convert_arg)
         rec.result_splitters.append(self._split_size)
         rec.unknown_array.append(self._bind_parameter)
+        rec.unknown_array.append(self._bind_from_numpy)
         rec.snapshot["torch"] = lambda t: t.detach().clone()
 
     # ---------------------------------------------------------------- lifecycle
@@ -213,6 +214,24 @@ class TorchInterceptor:
             for name, t in vars(sub).items():
                 if isinstance(t, torch.Tensor) and id(t) not in self._module_params:
                     self._module_params[id(t)] = (t, owner, parts, "", name)
+
+    def _bind_from_numpy(self, t: Any) -> Value | None:
+        """A tensor torch never showed us that shares memory with a traced numpy array:
+        ``torch.from_numpy(a)``, which torch does not route through its function mode.
+        Recorded as that call (at the tensor's first use), not baked as a constant."""
+        if not isinstance(t, self.torch.Tensor) or t.device.type != "cpu" or t.numel() == 0:
+            return None
+        ptr, shape = t.data_ptr(), tuple(t.shape)
+        for obj, value in self.rec.values.items():
+            if (
+                type(obj).__module__.startswith(("numpy", "ivytrace_intercept"))
+                and hasattr(obj, "__array_interface__")
+                and isinstance(value, Value)
+                and obj.__array_interface__["data"][0] == ptr
+                and tuple(obj.shape) == shape
+            ):
+                return self.rec.record_as(t, "torch.from_numpy", (value,))
+        return None
 
     def _bind_parameter(self, t: Any) -> Value | None:
         hit = self._module_params.get(id(t))
