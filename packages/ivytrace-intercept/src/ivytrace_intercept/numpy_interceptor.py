@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ivytrace_ir import Const, Symbol, Value, framework_of, spec_of
+from ivytrace_ir.opfacts import draws_random, name_mutates
 
 from .patching import (
     LEAVING_DUNDERS,
@@ -64,10 +65,6 @@ __all__ = ["NumpyInterceptor", "TracedArray", "numpy_name_of"]
 _VAR = REGISTRY.var("numpy")
 _NAMESPACES = ("numpy", "numpy.linalg", "numpy.fft", "numpy.random")
 
-# numpy.random callables that draw nothing.
-_NOT_DRAWS = frozenset(
-    {"seed", "get_state", "set_state", "default_rng", "get_bit_generator", "set_bit_generator"}
-)
 # Printing and type queries: run, never recorded.
 _QUIET = frozenset(
     {
@@ -78,12 +75,6 @@ _QUIET = frozenset(
         "numpy.issubdtype", "numpy.result_type", "numpy.promote_types", "numpy.can_cast",
         "numpy.min_scalar_type", "numpy.iterable", "numpy.isscalar",
     }
-)  # fmt: skip
-# Methods that change the array in place and return it (or None).
-_INPLACE = frozenset(
-    {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__",
-     "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__", "__imatmul__",
-     "__setitem__", "fill", "sort", "partition", "put", "resize", "itemset"}
 )  # fmt: skip
 _LEAVING = LEAVING_DUNDERS
 _PROPERTIES = frozenset({"shape", "T", "mT", "ndim", "size", "real", "imag", "dtype"})
@@ -295,9 +286,9 @@ class NumpyInterceptor(PatchingInterceptor):
         return _plain_call(call, args, kwargs)
 
     def intercept(self, call: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        attr = name.rsplit(".", 1)[-1]
         has_out = kwargs.get("out") is not None
-        if not (name.startswith("numpy.ndarray.") and attr in _INPLACE) and not has_out:
+        in_place = name.startswith("numpy.ndarray.") and name_mutates(name, args, kwargs) == (0,)
+        if not in_place and not has_out:
             return super().intercept(call, name, args, kwargs)
         # In place: the recorded array (the view the code holds) becomes the new version.
         rec = self.rec
@@ -325,7 +316,7 @@ class NumpyInterceptor(PatchingInterceptor):
     def flags(
         self, name: str, call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> dict[str, Any]:
-        if name.startswith("numpy.random.") and name.rsplit(".", 1)[-1] not in _NOT_DRAWS:
+        if draws_random(name, args, kwargs):
             return {"generator": True}
         return {}
 

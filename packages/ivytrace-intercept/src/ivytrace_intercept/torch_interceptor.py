@@ -15,34 +15,12 @@ import types
 from typing import Any
 
 from ivytrace_ir import LEAF, NodeMeta, ObjectSpec, Symbol, TreeDef, Value, spec_of
+from ivytrace_ir.opfacts import draws_random, name_mutates
 
 from .recorder import Recorder, TraceError
 
 __all__ = ["TorchInterceptor", "torch_name_of", "torch_names"]
 
-# Random draws. ``dropout``-like functions draw only when training (see _is_generator).
-_GENERATORS = frozenset(
-    {
-        "torch.rand", "torch.randn", "torch.randint", "torch.rand_like", "torch.randn_like",
-        "torch.randint_like", "torch.normal", "torch.bernoulli", "torch.multinomial",
-        "torch.randperm", "torch.poisson", "torch.Tensor.uniform_", "torch.Tensor.normal_",
-        "torch.Tensor.bernoulli_", "torch.Tensor.random_", "torch.Tensor.exponential_",
-        "torch.Tensor.geometric_", "torch.Tensor.log_normal_", "torch.Tensor.cauchy_",
-        "torch.Tensor.bernoulli", "torch.Tensor.multinomial", "torch.nn.init.uniform_",
-        "torch.nn.init.normal_", "torch.nn.init.xavier_uniform_", "torch.nn.init.xavier_normal_",
-        "torch.nn.init.kaiming_uniform_", "torch.nn.init.kaiming_normal_",
-        "torch.nn.init.trunc_normal_", "torch.nn.init.orthogonal_",
-    }
-)  # fmt: skip
-_DROPOUTS = frozenset(
-    {
-        "torch.nn.functional.dropout", "torch.nn.functional.dropout1d",
-        "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d",
-        "torch.nn.functional.alpha_dropout", "torch.nn.functional.feature_alpha_dropout",
-        "torch.nn.functional.rrelu", "torch.dropout", "torch.alpha_dropout",
-        "torch.feature_dropout", "torch.feature_alpha_dropout",
-    }
-)  # fmt: skip
 # Calls that only render or inspect: run, never recorded (``print(x)`` leaves no node).
 _PASSTHROUGH = frozenset(
     {
@@ -56,10 +34,6 @@ _PASSTHROUGH = frozenset(
 _LEAVES_GRAPH = frozenset(
     {"torch.Tensor.__len__", "torch.Tensor.__int__", "torch.Tensor.__float__", "torch.Tensor.__index__",
      "torch.Tensor.__bool__", "torch.Tensor.__complex__"}
-)  # fmt: skip
-_INPLACE_DUNDERS = frozenset(
-    {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__",
-     "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__", "__imatmul__", "__setitem__"}
 )  # fmt: skip
 
 
@@ -129,39 +103,6 @@ def torch_name_of(func: Any) -> str | None:
             if attr:
                 return f"{base}.{attr}"
     return None
-
-
-def _is_generator(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    if name in _GENERATORS:
-        return True
-    if name in _DROPOUTS:
-        training = kwargs.get("training", args[2] if len(args) > 2 else True)
-        if name in (
-            "torch.dropout",
-            "torch.alpha_dropout",
-            "torch.feature_dropout",
-            "torch.feature_alpha_dropout",
-        ):
-            training = kwargs.get("train", args[2] if len(args) > 2 else True)
-        return bool(training)
-    return False
-
-
-def _mutated(name: str, kwargs: dict[str, Any]) -> tuple[int, ...]:
-    attr = name.rsplit(".", 1)[-1]
-    if attr in _INPLACE_DUNDERS:
-        return (0,)
-    if (
-        attr.endswith("_")
-        and not attr.endswith("__")
-        and name.startswith(("torch.Tensor.", "torch.nn.init."))
-    ):
-        return (0,)
-    if name.startswith("torch.") and attr.endswith("_") and not attr.endswith("__"):
-        return (0,)  # torch.relu_, torch.sigmoid_ ...
-    if kwargs.get("inplace") is True:
-        return (0,)
-    return ()
 
 
 class TorchInterceptor:
@@ -323,8 +264,8 @@ class TorchInterceptor:
             args,
             kwargs,
             result,
-            generator=_is_generator(name, args, kwargs),
-            mutates=_mutated(name, kwargs),
+            generator=draws_random(name, args, kwargs),
+            mutates=name_mutates(name, args, kwargs),
             effect="out" in kwargs,
         )
 
