@@ -702,6 +702,7 @@ def map_tree(fn: Callable[[Any], Any], obj: Any) -> Any:
 
 
 def holds_array(obj: Any) -> bool:
+    """Whether ``obj`` is an array or a tuple, list or dict holding one."""
     if framework_of(obj) is not None:
         return True
     if isinstance(obj, tuple | list):

@@ -17,6 +17,7 @@ from typing import Any
 from ivytrace_ir import LEAF, NodeMeta, ObjectSpec, Symbol, TreeDef, Value, spec_of
 from ivytrace_ir.opfacts import draws_random, name_mutates
 
+from .patching import holds_array
 from .recorder import Recorder, TraceError
 
 __all__ = ["TorchInterceptor", "torch_name_of", "torch_names"]
@@ -243,7 +244,7 @@ class TorchInterceptor:
             # Private global-state switches (grad mode, autocast) that torch routes
             # through the mode: they touch no tracked value, so they are run, not recorded.
             result = func(*args, **kwargs)
-            if not _holds_tensor(result, self.torch):
+            if not holds_array(result):
                 return result
             name = None
         if name is None:
@@ -277,13 +278,3 @@ class TorchInterceptor:
             "torch.Tensor.__bool__": "the truth of an array decided Python control flow",
         }.get(name, f"{name.rsplit('.', 1)[-1].strip('_')}() of an array left the graph")
         return self.rec.record_call(name, args, {}, result, track_scalars=False, guard_why=why)
-
-
-def _holds_tensor(obj: Any, torch: Any) -> bool:
-    if isinstance(obj, torch.Tensor):
-        return True
-    if isinstance(obj, tuple | list):
-        return any(_holds_tensor(o, torch) for o in obj)
-    if isinstance(obj, dict):
-        return any(_holds_tensor(o, torch) for o in obj.values())
-    return False
