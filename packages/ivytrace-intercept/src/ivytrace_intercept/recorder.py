@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import linecache
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -406,8 +406,3 @@ class Recorder:
 
 def _identity(x: Any) -> Any:
     return x
-
-
-def iter_frameworks(objs: Iterable[Any]) -> set[str]:
-    """Frameworks of the arrays among ``objs``."""
-    return {fw for o in objs if (fw := framework_of(o)) is not None}

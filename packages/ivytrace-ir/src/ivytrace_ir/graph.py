@@ -191,20 +191,6 @@ class Graph:
         """Value id -> index of the node that produces it."""
         return {v.id: i for i, n in enumerate(self.nodes) for v in n.outputs}
 
-    def users(self) -> dict[int, list[int]]:
-        """Value id -> indices of the nodes that read it (each once)."""
-        out: dict[int, list[int]] = {}
-        for i, n in enumerate(self.nodes):
-            for vid in dict.fromkeys(v.id for v in n.inputs()):
-                out.setdefault(vid, []).append(i)
-        return out
-
-    def max_value_id(self) -> int:
-        """The largest value id in use (-1 for an empty graph)."""
-        ids = [v.id for v in self.inputs] + [e.value.id for e in self.externals]
-        ids += [v.id for n in self.nodes for v in n.outputs]
-        return max(ids, default=-1)
-
     @property
     def ops(self) -> tuple[str, ...]:
         """The op names of the nodes, in order."""
