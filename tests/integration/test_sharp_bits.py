@@ -102,3 +102,96 @@ def test_numpy_statements_inside_torch_code_are_recorded():
     assert "numpy.sin" in graph.ops and "torch.from_numpy" in graph.ops
     new = torch.tensor([0.0, 1.0, -2.0, 5.0], dtype=torch.float64)
     assert torch.allclose(graph(new), fn(new))
+
+
+# ---------------------------------------------------------------- structured returns
+def _square(n):
+    return torch.randn(n, n) + n * torch.eye(n)  # well conditioned
+
+
+def _spd(n):
+    a = torch.randn(n, n)
+    return a @ a.T + n * torch.eye(n)
+
+
+# name -> (function of one tensor returning a torch.return_types value, input maker)
+STRUCTURED = {
+    "max": (lambda x: torch.max(x, dim=1), lambda n: torch.randn(n, 4)),
+    "min": (lambda x: x.min(0), lambda n: torch.randn(n, 4)),
+    "sort": (lambda x: torch.sort(x, dim=-1, descending=True), lambda n: torch.randn(n, 4)),
+    "topk": (lambda x: x.topk(2), lambda n: torch.randn(n, 4)),
+    "median": (lambda x: x.median(1), lambda n: torch.randn(n, 5)),
+    "nanmedian": (lambda x: torch.nanmedian(x, 1), lambda n: torch.randn(n, 5)),
+    "mode": (lambda x: torch.mode(x.round(), 1), lambda n: torch.randn(n, 6) * 2),
+    "kthvalue": (lambda x: torch.kthvalue(x, 2, 1), lambda n: torch.randn(n, 4)),
+    "cummax": (lambda x: torch.cummax(x, 0), lambda n: torch.randn(n, 4)),
+    "cummin": (lambda x: x.cummin(1), lambda n: torch.randn(n, 4)),
+    "aminmax": (lambda x: torch.aminmax(x, dim=0), lambda n: torch.randn(n, 4)),
+    "frexp": (torch.frexp, lambda n: torch.randn(n, 4)),
+    "histogram": (lambda x: torch.histogram(x, bins=4), lambda n: torch.randn(n * 3)),
+    "svd": (torch.svd, _square),
+    "linalg.svd": (torch.linalg.svd, _square),
+    "linalg.qr": (torch.linalg.qr, _square),
+    "linalg.eigh": (torch.linalg.eigh, _spd),
+    "slogdet": (torch.slogdet, _square),
+    "linalg.slogdet": (torch.linalg.slogdet, _square),
+    "linalg.lstsq": (lambda x: torch.linalg.lstsq(x, x[:, :2]), _square),
+    "linalg.lu": (torch.linalg.lu, _square),
+    "linalg.lu_factor": (torch.linalg.lu_factor, _square),
+    "linalg.lu_factor_ex": (torch.linalg.lu_factor_ex, _square),
+    "lu_unpack": (lambda x: torch.lu_unpack(*torch.linalg.lu_factor(x)), _square),
+    "linalg.cholesky_ex": (torch.linalg.cholesky_ex, _spd),
+    "linalg.inv_ex": (torch.linalg.inv_ex, _square),
+    "linalg.solve_ex": (lambda x: torch.linalg.solve_ex(x, x[:, :1]), _square),
+    "linalg.ldl_factor": (torch.linalg.ldl_factor, _spd),
+    "geqrf": (torch.geqrf, _square),
+}
+
+USES = {
+    "field": lambda r: r[0] * 1 if not hasattr(r, "values") else r.values * 1,
+    "index": lambda r: r[0] * 1,
+    "unpack": lambda r: [t * 1 for t in r],
+    "slice": lambda r: r[:2],
+    "whole": lambda r: r,
+}
+
+
+def _same(a, b):
+    if isinstance(a, torch.Tensor):
+        return a.shape == b.shape and torch.allclose(a.double(), b.double(), atol=1e-5)
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+@pytest.mark.parametrize("use", sorted(USES))
+@pytest.mark.parametrize("name", sorted(STRUCTURED))
+def test_structured_returns_are_recorded(name, use):
+    op, make = STRUCTURED[name]
+    body = USES[use]
+
+    def fn(x):
+        return body(op(x))
+
+    torch.manual_seed(0)
+    graph = ivy.trace_graph(fn, args=(make(3),))
+    assert not graph.ir.constants, f"{name} was baked: {graph}"
+    new = make(3)
+    got, want = graph(new), fn(new)
+    if use == "whole":
+        assert type(got) is type(want), "the structured tuple keeps its class"
+    assert _same(got, want)
+    lazy = ivy.trace_graph(fn)
+    for n in (3, 5):
+        x = make(n)
+        assert _same(lazy(x), fn(x))
+
+
+def test_a_structured_return_saves_and_loads(tmp_path):
+    graph = ivy.trace_graph(lambda x: x.sort(1), args=(torch.randn(3, 4),))
+    path = tmp_path / "sort.ivy"
+    graph.save(path)
+    loaded = ivy.load(path)
+    x = torch.randn(3, 4)
+    got = loaded(x)
+    assert torch.equal(got[0], x.sort(1).values) and torch.equal(got[1], x.sort(1).indices)

@@ -34,6 +34,7 @@ from ivytrace_ir import (
     format_spec,
     framework_of,
     from_numpy,
+    is_structseq,
     iter_arg_leaves,
     qualified_name,
     resolve,
@@ -738,6 +739,8 @@ class _Codegen:
         if kind == "dict" or cls is None:
             return "{" + ", ".join(f"{self.arg(k).text}: {p}" for k, p in pairs) + "}"
         name = self._bind_class(cls)
+        if kind == "namedtuple" and is_structseq(cls):  # torch.return_types: one sequence
+            return f"{name}(({', '.join(parts)}{',' if len(parts) == 1 else ''}))"
         if kind == "namedtuple":
             return f"{name}({', '.join(parts)})"
         if (

@@ -28,6 +28,8 @@ from ivytrace_ir import (
     TreeDef,
     Value,
     framework_of,
+    is_structseq,
+    qualified_name,
     spec_of,
 )
 
@@ -280,22 +282,23 @@ class Recorder:
             out = conv(result)
             if out is not None:
                 return out
-        if type(result) in (tuple, list) or (
-            isinstance(result, tuple) and hasattr(type(result), "_fields")
-        ):
+        cls = type(result)
+        structseq = is_structseq(cls)  # torch.return_types.max and the like
+        named = structseq or (isinstance(result, tuple) and hasattr(cls, "_fields"))
+        if cls in (tuple, list) or named:
             parts = [self._split_result(r) for r in result]
             leaves = [leaf for p in parts for leaf in p[0]]
-            kind = "list" if type(result) is list else "tuple"
-            cls = type(result)
+            kind = "list" if cls is list else "tuple"
+            fields = cls.__match_args__ if structseq else getattr(cls, "_fields", ())
             tree = (
                 TreeDef(
                     "namedtuple",
                     tuple(p[1] for p in parts),
-                    tuple(cls._fields),
-                    f"{cls.__module__}.{cls.__qualname__}",
+                    tuple(fields),
+                    qualified_name(cls),
                     cls,
                 )
-                if hasattr(cls, "_fields")
+                if named
                 else TreeDef(kind, tuple(p[1] for p in parts))
             )
             sizes = [len(p[0]) for p in parts]
@@ -307,7 +310,9 @@ class Recorder:
                     k += n
                 if kind == "list":
                     return out
-                return cls(*out) if hasattr(cls, "_fields") else cls(out)
+                if structseq:
+                    return cls(tuple(out))
+                return cls(*out) if named else cls(out)
 
             return leaves, tree, rebuild
         return [result], LEAF, lambda leaves: leaves[0]

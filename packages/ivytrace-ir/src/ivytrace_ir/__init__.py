@@ -20,7 +20,15 @@ from .graph import (
     map_arg,
 )
 from .printing import Namer, format_graph, format_node, format_spec, to_dot, to_networkx
-from .pytree import LEAF, TreeDef, build_container, flatten, qualified_name, unflatten
+from .pytree import (
+    LEAF,
+    TreeDef,
+    build_container,
+    flatten,
+    is_structseq,
+    qualified_name,
+    unflatten,
+)
 from .resolve import DEFAULT_ALLOWLIST, Allowlist, OpNameError, check_name, resolve
 from .serialize import (
     DEFAULT_CONTAINER_MODULES,
@@ -92,6 +100,7 @@ __all__ = [
     "format_spec",
     "framework_of",
     "from_numpy",
+    "is_structseq",
     "iter_arg_leaves",
     "load",
     "map_arg",

@@ -19,6 +19,7 @@ __all__ = [
     "TreeDef",
     "build_container",
     "flatten",
+    "is_structseq",
     "qualified_name",
     "unflatten",
 ]
@@ -91,7 +92,7 @@ def _is_namedtuple(obj: Any) -> bool:
     return isinstance(obj, tuple) and hasattr(type(obj), "_fields")
 
 
-def _is_structseq(cls: type) -> bool:
+def is_structseq(cls: type) -> bool:
     """A C struct sequence (``torch.return_types.max``, ``os.stat_result``) whose fields are
     all positional, so that it is rebuilt from its items alone."""
     n = getattr(cls, "n_sequence_fields", None)
@@ -133,7 +134,7 @@ def flatten(
                 qualified_name(cls),
                 cls,
             )
-        if _is_structseq(cls):
+        if is_structseq(cls):
             return TreeDef(
                 "namedtuple",
                 tuple(go(v) for v in obj),
@@ -180,7 +181,7 @@ def build_container(tree: TreeDef, parts: list[Any]) -> Any:
     if cls is None:  # the class is not known here (a loaded graph): a plain equivalent
         return tuple(parts) if kind == "namedtuple" else dict(zip(tree.keys, parts))
     if kind == "namedtuple":
-        return cls(tuple(parts)) if _is_structseq(cls) else cls(*parts)
+        return cls(tuple(parts)) if is_structseq(cls) else cls(*parts)
     if kind == "mapping" and issubclass(cls, OrderedDict) and cls.__init__ is OrderedDict.__init__:
         return cls(zip(tree.keys, parts))
     return cls(**dict(zip(tree.keys, parts)))
