@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import warnings
 
 import pytest
 import torch
@@ -190,3 +191,59 @@ def test_specs_record_shape_and_dtype():
     g = trace(lambda x: x.double(), (torch.ones(2, 5),)).graph
     assert g.inputs[0].spec == TensorSpec("torch", "float32", (2, 5), "cpu")
     assert g.nodes[0].outputs[0].spec.dtype == "float64"
+
+
+def _double(a: torch.Tensor) -> torch.Tensor:
+    return a * 2
+
+
+with warnings.catch_warnings():  # torch.jit.script is deprecated, but still used
+    warnings.simplefilter("ignore", FutureWarning)
+    _scripted_double = torch.jit.script(_double)  # runs without torch's function mode
+
+
+def _disabled_torch_function(x):
+    with torch._C.DisableTorchFunction():
+        return x * 3
+
+
+@pytest.mark.parametrize("make", [_scripted_double, _disabled_torch_function])
+@pytest.mark.parametrize("use", ["call", "output"])
+def test_a_tensor_made_by_an_unrecorded_path_is_never_a_silent_constant(make, use):
+    def fn(x):
+        y = make(x)
+        return y + 1 if use == "call" else y
+
+    with pytest.raises(TraceError) as info:
+        trace(fn, (torch.ones(3),))
+    message = str(info.value)
+    assert "made while tracing" in message and "not record" in message
+    assert "test_torch_recording.py" in message, "the error names the user's line"
+    if use == "call":
+        assert "torch.Tensor.add" in message, "the error names the op that would bake it"
+        assert "return y + 1" in message
+    assert torch._C._len_torch_function_stack() == 0, "nothing is left pushed"
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    assert not _get_current_dispatch_mode_stack()
+
+
+def test_tensors_from_before_the_trace_stay_constants_and_new_ones_made_inside_do_not():
+    table = torch.arange(3.0)
+    made_before = table * 2  # made outside the trace: a constant, as before
+
+    def fn(x):
+        fresh = torch.ones(3) * 5  # recorded calls: computed by the graph
+        return x + made_before + fresh
+
+    g = trace(fn, (torch.ones(3),)).graph
+    assert [c.data for c in g.constants] == [made_before]
+    assert "torch.ones" in ops(g)
+
+
+def test_structured_results_are_one_node_with_named_outputs():
+    g = trace(lambda x: x.max(1).values + x.topk(2, dim=1)[1].sum(), (torch.randn(3, 4),)).graph
+    assert not g.constants
+    node = next(n for n in g.nodes if n.op == "torch.Tensor.max")
+    assert node.out_tree.keys == ("values", "indices") and len(node.outputs) == 2
+    assert node.out_tree.type is torch.return_types.max

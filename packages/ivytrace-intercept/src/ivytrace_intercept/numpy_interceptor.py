@@ -303,12 +303,17 @@ class NumpyInterceptor(PatchingInterceptor):
             result = args[0]
         return self.record(name, args, kwargs, result, mutates=(0,))
 
-    def record_untracked(self, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> bool:
+    def record_untracked(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any
+    ) -> bool:
         # Only creation calls (no array argument at all: ``np.zeros(3)``, a draw) made by
         # the traced code itself. Every library uses numpy on its own constant arrays and
         # for its bookkeeping (jax's indexing, Keras's shapes): those stay plain constants.
+        # A draw of a Python scalar (``np.random.rand()``) is recorded too: baked, it would
+        # give the same "random" value on every call.
+        drew_scalar = isinstance(result, float | int | complex) and draws_random(name, args, kwargs)
         return (
-            holds_array(result)
+            (holds_array(result) or drew_scalar)
             and not any(framework_of(a) is not None for a in leaves((args, kwargs)))
             and not _called_from_library()
         )

@@ -427,9 +427,11 @@ class PatchingInterceptor:
         """A call that is not recorded (inside a recorded call, or on abstract values)."""
         return call(*args, **kwargs)
 
-    def record_untracked(self, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> bool:
-        """Whether a call none of whose arguments is in the graph is recorded all the same:
-        when it makes arrays (``tf.zeros(3)``, a draw), as torch records ``torch.zeros``."""
+    def record_untracked(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any
+    ) -> bool:
+        """Whether a call ``name`` none of whose arguments is in the graph is recorded all the
+        same: when it makes arrays (``tf.zeros(3)``, a draw), as torch records ``torch.zeros``."""
         return holds_array(result)
 
     def on_attribute_write(self, obj: Any, name: str, value: Any) -> None:
@@ -482,7 +484,7 @@ class PatchingInterceptor:
         result = self.run_quiet(call, args, kwargs)
         rec.depth += 1
         try:
-            if not tracked and not self.record_untracked(args, kwargs, result):
+            if not tracked and not self.record_untracked(name, args, kwargs, result):
                 return result
             flags = self.flags(name, call, args, kwargs)
         finally:

@@ -258,6 +258,8 @@ class Recorder:
                     self.drawn[v.id] = self.snapshot.get(v.spec.framework, _identity)(leaf)  # type: ignore[union-attr]
                 new_leaves.append(leaf)
             elif isinstance(leaf, int | float) and not isinstance(leaf, bool) and track_scalars:
+                if generator:
+                    self.drawn[v.id] = leaf
                 new_leaves.append(make_tracked(leaf, v, self))
             elif isinstance(leaf, bool | int | float | str | type(None)):
                 why = guard_why or f"{op} returned {leaf!r}, a Python value the code went on with"

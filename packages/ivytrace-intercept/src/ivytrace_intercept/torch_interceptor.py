@@ -125,7 +125,29 @@ class TorchInterceptor:
             ) -> Any:
                 return interceptor.handle(func, tuple(args), kwargs or {})
 
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils.weak import WeakIdKeyDictionary
+
+        made = WeakIdKeyDictionary()
+
+        class _Made(TorchDispatchMode):
+            """Sees every tensor torch makes on this thread while the trace runs, by whatever
+            path (a call the function mode never saw included); remembers them weakly."""
+
+            def __torch_dispatch__(
+                self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+            ) -> Any:
+                with torch._C.DisableTorchFunction():  # an aten op is no call of the user's
+                    out = func(*args, **(kwargs or {}))
+                for t in out if isinstance(out, tuple | list) else (out,):
+                    if isinstance(t, torch.Tensor) and not any(t is a for a in args):
+                        made[t] = True  # in-place results (the argument itself) excluded
+                return out
+
         self._mode = _Mode()
+        self._made_mode = _Made()
+        self._made = made
+        self._op: str | None = None
         self._module_params: dict[int, tuple[Any, Value, tuple[str, ...], str, str]] = {}
         self._reads: dict[tuple[int, str, str], Value] = {}
         rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(torch.__file__))
@@ -133,15 +155,24 @@ class TorchInterceptor:
         rec.result_splitters.append(self._split_size)
         rec.unknown_array.append(self._bind_parameter)
         rec.unknown_array.append(self._bind_from_numpy)
+        rec.unknown_array.append(self._refuse_made)
         rec.snapshot["torch"] = lambda t: t.detach().clone()
 
     # ---------------------------------------------------------------- lifecycle
     def __enter__(self) -> TorchInterceptor:
-        self._mode.__enter__()
+        self._made_mode.__enter__()
+        try:
+            self._mode.__enter__()
+        except BaseException:
+            self._made_mode.__exit__(None, None, None)
+            raise
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._mode.__exit__(*exc)
+        try:
+            self._mode.__exit__(*exc)
+        finally:
+            self._made_mode.__exit__(*exc)
 
     # ---------------------------------------------------------------- modules
     def bind_module(self, module: Any, owner: Value) -> None:
@@ -174,6 +205,23 @@ class TorchInterceptor:
             ):
                 return self.rec.record_as(t, "torch.from_numpy", (value,))
         return None
+
+    def _refuse_made(self, t: Any) -> Value | None:
+        """A tensor made while tracing that no recorded call explains (made by a path torch
+        does not route through its function mode). As a constant it would give every later
+        input the value of this run: refused, naming the user's line."""
+        if not isinstance(t, self.torch.Tensor) or t not in self._made:
+            return None
+        src = self.rec.source()
+        where = f"{src}: {src.code}" if src else "an unknown line"
+        used_by = f"{self._op}" if self._op else "the graph's output"
+        raise TraceError(
+            f"a {tuple(t.shape)} {t.dtype} tensor made while tracing, by a path ivytrace did "
+            "not record (a TorchScript function, code under torch._C.DisableTorchFunction, "
+            f"...), reached {used_by} at {where}. As a constant it would hold this "
+            "run's values for every later input; compute it with torch calls on the "
+            "inputs (or pass it in as an argument)"
+        )
 
     def _bind_parameter(self, t: Any) -> Value | None:
         hit = self._module_params.get(id(t))
@@ -258,17 +306,21 @@ class TorchInterceptor:
             result = func(*args, **kwargs)
         finally:
             rec.depth -= 1
-        if name in _LEAVES_GRAPH:
-            return self._record_leaving(name, args, result)
-        return rec.record_call(
-            name,
-            args,
-            kwargs,
-            result,
-            generator=draws_random(name, args, kwargs),
-            mutates=name_mutates(name, args, kwargs),
-            effect="out" in kwargs,
-        )
+        self._op = name  # named by _refuse_made
+        try:
+            if name in _LEAVES_GRAPH:
+                return self._record_leaving(name, args, result)
+            return rec.record_call(
+                name,
+                args,
+                kwargs,
+                result,
+                generator=draws_random(name, args, kwargs),
+                mutates=name_mutates(name, args, kwargs),
+                effect="out" in kwargs,
+            )
+        finally:
+            self._op = None
 
     def _record_leaving(self, name: str, args: tuple[Any, ...], result: Any) -> Any:
         """``len(x)``, ``int(x)``, ``bool(x)``...: Python drops any tracking of the result,
