@@ -23,7 +23,7 @@ from .core import GraphPass, PassOutcome, graph_pass
 from .cse import cse
 from .generators import BakeError, bake_generators
 from .interpret import interpret
-from .pipeline import PassEntry, PassError, default_pipeline, run_pipeline
+from .pipeline import PassEntry, PassError, default_pipeline, iter_pipeline, run_pipeline
 from .prune import prune
 from .stateful import FreezeError, freeze_externals, rewrite_stateful
 
@@ -41,6 +41,7 @@ __all__ = [
     "freeze_externals",
     "graph_pass",
     "interpret",
+    "iter_pipeline",
     "prune",
     "rewrite_stateful",
     "run_pipeline",

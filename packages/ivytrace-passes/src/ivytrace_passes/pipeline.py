@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ivytrace_ir import Graph, PassRecord, VerifyError, verify
@@ -19,7 +19,7 @@ from .generators import bake_generators
 from .prune import prune
 from .stateful import rewrite_stateful
 
-__all__ = ["PassEntry", "PassError", "default_pipeline", "run_pipeline"]
+__all__ = ["PassEntry", "PassError", "default_pipeline", "iter_pipeline", "run_pipeline"]
 
 PassEntry = Callable[[Graph], Graph] | tuple[str, Callable[[Graph], Graph]]
 """A pipeline step: a pass (a :class:`GraphPass` or any ``Graph -> Graph`` callable),
@@ -64,6 +64,22 @@ def run_pipeline(graph: Graph, passes: Iterable[PassEntry], *, check: bool = Tru
     verified, so a broken pass is caught where it broke: :class:`PassError` names it.
     An exception raised inside a pass gets a note naming the pass.
     """
+    last = graph
+    for last in iter_pipeline(graph, passes, check=check):  # noqa: B007 - keep the last
+        pass
+    return last
+
+
+def iter_pipeline(
+    graph: Graph, passes: Iterable[PassEntry], *, check: bool = True
+) -> Iterator[Graph]:
+    """Run ``passes`` in order over ``graph``, yielding the graph after each pass.
+
+    The same steps as :func:`run_pipeline` (which returns the last of these graphs):
+    each yielded graph's ``meta.history`` ends with the record of the pass that made
+    it. Nothing is yielded for the input graph itself. Used to show every
+    intermediate graph (``ivytrace.viz``) and to report progress pass by pass.
+    """
     for entry in passes:
         name, fn = entry if isinstance(entry, tuple) else (_name_of(entry), entry)
         start = time.perf_counter()
@@ -85,7 +101,7 @@ def run_pipeline(graph: Graph, passes: Iterable[PassEntry], *, check: bool = Tru
         record = PassRecord(name, seconds, len(graph.nodes), len(new.nodes), note)
         meta = dataclasses.replace(new.meta, history=(*graph.meta.history, record))
         graph = new.replace(meta=meta)
-    return graph
+        yield graph
 
 
 def default_pipeline(

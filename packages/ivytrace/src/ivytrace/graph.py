@@ -69,6 +69,27 @@ class Graph:
         """A networkx MultiDiGraph of the graph."""
         return ir.to_networkx(self.ir)
 
+    def to_html(self, path: str | os.PathLike[str], **options: Any) -> Path:
+        """Write an interactive page of the graph to ``path``: one self-contained HTML
+        file that opens offline (see :func:`ivytrace.viz.graph_html` for ``options``:
+        ``title``, ``annotations``, ``compare``, ``compare_annotations``, ``mapping``)."""
+        from .viz import to_html
+
+        return to_html(self, path, **options)
+
+    def show(self, path: str | os.PathLike[str] | None = None, **options: Any) -> Path:
+        """Write the graph's page (to ``path``, or a temporary file) and open it in the
+        web browser; returns the file's path."""
+        from .viz import show
+
+        return show(self, path, **options)
+
+    def _repr_html_(self) -> str:
+        """The graph's page inline in a notebook (Jupyter calls this)."""
+        from .viz import graph_html, notebook_html
+
+        return notebook_html(graph_html(self))
+
     def __str__(self) -> str:
         return str(self.ir)
 
