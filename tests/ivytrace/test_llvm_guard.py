@@ -1,0 +1,43 @@
+"""The import hook of ``ivytrace._llvm``: installed once, finds nothing, loads nothing early.
+
+That it makes tensorflow and triton live in one process is in
+``tests/integration/test_llvm_coexistence.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import ivytrace  # noqa: F401 - installs the hook
+from ivytrace import _llvm
+
+needs_deepbind = pytest.mark.skipif(not hasattr(os, "RTLD_DEEPBIND"), reason="glibc only")
+
+
+def _guards() -> list[object]:
+    return [f for f in sys.meta_path if getattr(f, "ivytrace_llvm_guard", False)]
+
+
+@needs_deepbind
+def test_installed_once_at_the_front_of_the_meta_path() -> None:
+    if "triton._C.libtriton" in sys.modules and not _guards():
+        pytest.skip("triton was loaded before ivytrace in this process")
+    _llvm.install()
+    _llvm.install()
+    assert len(_guards()) == 1
+
+
+def test_the_finder_finds_nothing() -> None:
+    assert _llvm._TritonDeepBind.find_spec("json", None) is None
+    assert _llvm._TritonDeepBind.find_spec("triton._C.libtriton", ["/nonexistent"]) is None
+
+
+def test_importing_ivytrace_loads_no_triton() -> None:
+    probe = "import sys, ivytrace; print(sorted(m for m in sys.modules if m.startswith('triton')))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
