@@ -1,0 +1,245 @@
+"""``transpile``: torch functions, modules, classes and instances as target-framework
+callables.
+
+- With example inputs the translation is made (and validated) now; without, on the first
+  call, from that call's inputs (converted to the source framework to trace it).
+- A translated object keeps one translation per input signature, as ``LazyGraph`` does;
+  a call whose guards fail traces again when the object was made lazily, and raises
+  :class:`~ivytrace_ir.GuardFailure` when it was made from example inputs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ivytrace_compile import CompiledGraph, compile_graph
+from ivytrace_intercept import trace
+from ivytrace_ir import GuardFailure, flatten, framework_of, from_numpy, map_arg, spec_of, to_numpy
+from ivytrace_passes import default_pipeline, run_pipeline
+
+from .errors import TranspileError
+from .rules import rules_for
+from .targets import TARGETS
+from .translate import Translation, translate_graph
+
+__all__ = ["TranslatedCallable", "transpile"]
+
+
+def _signature(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
+    leaves, tree = flatten((args, dict(kwargs)), lambda o: framework_of(o) is not None)
+    specs = tuple((spec_of(x).dtype, len(x.shape)) for x in leaves)
+    return (repr(tree), specs)
+
+
+def _to_source(x: Any, source: str) -> Any:
+    """A target (or numpy) array as an array of the source framework, for tracing."""
+    if framework_of(x) is None or framework_of(x) == source:
+        return x
+    arr = to_numpy(x)
+    spec = spec_of(x)
+    return from_numpy(arr, spec.__class__(source, spec.dtype, spec.shape))
+
+
+class TranslatedCallable:
+    """A torch callable translated to ``target``: call it with target arrays.
+
+    ``translation`` is the latest :class:`~ivytrace_transpile.translate.Translation`
+    (its ``graph`` prints, verifies and saves like any ivytrace graph); ``params`` are the
+    converted parameters, by ``state_dict`` key; ``source_code`` is the generated function.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        target: str,
+        source: str,
+        *,
+        lazy: bool,
+        validate: bool = True,
+        name: str | None = None,
+    ) -> None:
+        self._fn = fn
+        self.target = target
+        self.source_framework = source
+        self.lazy = lazy
+        self.validate = validate
+        self.__name__ = name or getattr(fn, "__name__", type(fn).__name__)
+        self._entries: dict[tuple[Any, ...], tuple[Translation, CompiledGraph]] = {}
+        self._last: tuple[Translation, CompiledGraph] | None = None
+
+    # ---- building
+    def translate(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Translation:
+        """Trace the source callable on ``args``/``kwargs`` (arrays of any framework,
+        converted to the source's) and translate; keeps the result for their signature."""
+        src_args, src_kwargs = map_arg(
+            (tuple(args), dict(kwargs)), lambda x: _to_source(x, self.source_framework)
+        )
+        with _no_grad(self.source_framework):
+            res = trace(self._fn, src_args, src_kwargs, name=self.__name__)
+            graph = run_pipeline(
+                res.graph, default_pipeline(array_caching=False, drawn=res.drawn)
+            )
+            tr = translate_graph(
+                graph,
+                self.target,
+                src_args,
+                src_kwargs,
+                rules_for(self.source_framework),
+                validate=self.validate,
+            )
+        compiled = compile_graph(tr.graph)
+        entry = (tr, compiled)
+        self._entries[_signature(args, kwargs)] = entry
+        self._last = entry
+        return tr
+
+    # ---- running
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key = _signature(args, kwargs)
+        entry = self._entries.get(key)
+        if entry is None:
+            if not self.lazy and self._entries:
+                # eager objects also take new signatures: translate them too
+                pass
+            self.translate(args, kwargs)
+            entry = self._entries[key] if key in self._entries else self._last
+        assert entry is not None
+        tr, compiled = entry
+        try:
+            return compiled.fn(tr.params, *args, **kwargs)
+        except GuardFailure:
+            if not self.lazy:
+                raise
+            del self._entries[key]
+            self.translate(args, kwargs)
+            tr, compiled = self._entries[key]
+            return compiled.fn(tr.params, *args, **kwargs)
+
+    @property
+    def translation(self) -> Translation:
+        """The latest translation (raises before the first, for a lazy object)."""
+        if self._last is None:
+            raise TranspileError(f"{self.__name__!r} is lazy and has not been called yet")
+        return self._last[0]
+
+    @property
+    def compiled(self) -> CompiledGraph:
+        """The generated function of the latest translation."""
+        if self._last is None:
+            raise TranspileError(f"{self.__name__!r} is lazy and has not been called yet")
+        return self._last[1]
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """Parameters and buffers of the latest translation, by ``state_dict`` key."""
+        return self.translation.params
+
+    @property
+    def graph(self) -> Any:
+        """The translated IR graph."""
+        return self.translation.graph
+
+    @property
+    def source_code(self) -> str:
+        """The generated source of the translated function."""
+        return self.compiled.source
+
+    def __repr__(self) -> str:
+        state = "lazy, not yet traced" if self._last is None else f"{len(self._entries)} signature(s)"
+        return f"<{self.source_framework}->{self.target} translation of {self.__name__} ({state})>"
+
+
+class _no_grad:
+    def __init__(self, source: str) -> None:
+        self._ctx = None
+        if source == "torch" and "torch" in sys.modules:
+            self._ctx = sys.modules["torch"].no_grad()
+
+    def __enter__(self) -> None:
+        if self._ctx is not None:
+            self._ctx.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._ctx is not None:
+            self._ctx.__exit__(*exc)
+
+
+def _source_of(obj: Any) -> str:
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        if isinstance(obj, torch.nn.Module) or (isinstance(obj, type) and issubclass(obj, torch.nn.Module)):
+            return "torch"
+    mod = getattr(obj, "__module__", "") or ""
+    for fw in ("torch", "tensorflow", "jax", "numpy"):
+        if mod.startswith(fw):
+            return fw
+    return "torch"
+
+
+def _class_translation(cls: type, target: str, source: str, validate: bool) -> type:
+    """A class of the target framework taking ``cls``'s constructor arguments: each
+    instance builds the source module and translates it on its first call."""
+
+    def __init__(self: Any, *ctor_args: Any, **ctor_kwargs: Any) -> None:
+        module = cls(*ctor_args, **ctor_kwargs)
+        if hasattr(module, "eval"):
+            module.eval()
+        self._module = module
+        TranslatedCallable.__init__(self, module, target, source, lazy=True, validate=validate,
+                                    name=cls.__name__)
+
+    return type(
+        f"{target.capitalize()}{cls.__name__}" if target != "tensorflow" else f"TF{cls.__name__}",
+        (TranslatedCallable,),
+        {"__init__": __init__, "__module__": __name__, "__doc__": f"{cls.__name__} translated to {target}."},
+    )
+
+
+def transpile(
+    *objs: Any,
+    source: str | None = None,
+    target: str = "tensorflow",
+    args: tuple[Any, ...] | list[Any] | None = None,
+    kwargs: dict[str, Any] | None = None,
+    validate: bool = True,
+) -> Any:
+    """Translate torch code into ``target`` (``"tensorflow"``, ``"jax"`` or ``"numpy"``).
+
+    - a function -> a callable of the target framework;
+    - an ``nn.Module`` instance -> a callable holding its weights as target arrays
+      (converted once, here, and read by every call);
+    - an ``nn.Module`` class -> a class taking the same constructor arguments.
+
+    With ``args``/``kwargs`` (example inputs, of any framework) the translation is made
+    and validated now; without, on the first call. Several objects give a tuple.
+    """
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    if len(objs) != 1:
+        return tuple(
+            transpile(o, source=source, target=target, args=args, kwargs=kwargs, validate=validate)
+            for o in objs
+        )
+    (obj,) = objs
+    src = source or _source_of(obj)
+    if src != "torch":
+        raise NotImplementedError(
+            f"translating from {src} is not built yet: the rule table covers torch code"
+        )
+    if isinstance(obj, type):
+        return _class_translation(obj, target, src, validate)
+    if not callable(obj):
+        raise TypeError(f"transpile takes a function, module or class, not {type(obj).__qualname__}")
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.nn.Module) and obj.training:
+        raise TranspileError(
+            f"{type(obj).__name__} is in training mode; call .eval() before translating "
+            "(dropout and batch statistics would be random or data-dependent)"
+        )
+    lazy = args is None and kwargs is None
+    tc = TranslatedCallable(obj, target, src, lazy=lazy, validate=validate)
+    if not lazy:
+        tc.translate(tuple(args or ()), dict(kwargs or {}))
+    return tc

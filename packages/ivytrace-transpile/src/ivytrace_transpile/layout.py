@@ -1,0 +1,261 @@
+"""The layout pass: transposes pushed through layout-agnostic ops and cancelled, across
+the whole graph (the idea of tf2onnx's transpose optimizer).
+
+TensorFlow on CPU convolves and pools only channels-last, so the TensorFlow rules for
+convolution, pooling and per-channel affine maps are written channels-last *between
+transposes* (NCHW -> NHWC before, back after): each rule is right on its own and is
+validated on its own. This pass then removes the transposes between them:
+
+- ``transpose(transpose(x, p), q)`` becomes one transpose, or ``x`` when they cancel;
+- a transpose is pushed down through an op that does not care about layout (elementwise
+  ops, reductions over axes that can be renamed, constant paddings that can be permuted)
+  when every user of the transpose takes it, so that it meets the next inverse transpose.
+
+What an op allows is looked up in :data:`LAYOUT_RULES` by the target op name. Pure
+``Graph -> Graph``; the graph's values keep their ids, so the user's outputs are the same
+values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ivytrace_ir import Graph, Node, NodeMeta, ScalarSpec, TensorSpec, Value, map_arg
+from ivytrace_passes import PassOutcome, graph_pass, prune
+
+__all__ = ["LAYOUT_RULES", "TRANSPOSE_OPS", "count_transposes", "optimize_transposes"]
+
+TRANSPOSE_OPS = frozenset({"tensorflow.transpose"})
+"""Op names of a transpose ``(x, perm)``."""
+
+_UNARY = (
+    "tensorflow.math.{}",
+    "tensorflow.nn.{}",
+)
+_UNARY_NAMES = (
+    "relu relu6 sigmoid tanh exp log sqrt rsqrt abs negative floor ceil sign square erf "
+    "softplus elu selu gelu silu log1p expm1 sin cos reciprocal round logical_not is_nan "
+    "is_finite is_inf"
+).split()
+_BINARY = (
+    "tensorflow.math.add tensorflow.math.subtract tensorflow.math.multiply "
+    "tensorflow.math.divide tensorflow.math.truediv tensorflow.math.maximum "
+    "tensorflow.math.minimum tensorflow.math.pow tensorflow.math.greater tensorflow.math.less "
+    "tensorflow.math.equal tensorflow.math.not_equal tensorflow.math.greater_equal "
+    "tensorflow.math.less_equal tensorflow.math.logical_and tensorflow.math.logical_or "
+    "tensorflow.math.floordiv tensorflow.math.squared_difference tensorflow.where"
+).split() + [
+    f"tensorflow.Tensor.__{d}__"
+    for d in "add radd sub rsub mul rmul truediv rtruediv pow rpow and or ge gt le lt".split()
+]
+
+LayoutRule = Callable[[Node, Sequence[int]], "tuple[tuple[Any, ...], dict[str, Any]] | None"]
+"""``rule(node, perm)`` for a node whose array inputs are all transposed by ``perm`` (or are
+scalars): the node's arguments for the untransposed inputs, or ``None`` if it cannot be
+rewritten. Array arguments are left in place; the pass swaps them."""
+
+
+def _same_args(node: Node, perm: Sequence[int]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    return node.args, dict(node.kwargs)
+
+
+def _reduce_rule(node: Node, perm: Sequence[int]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    kw = dict(node.kwargs)
+    args = list(node.args)
+    axis = kw.get("axis", args[1] if len(args) > 1 else None)
+    keep = kw.get("keepdims", args[2] if len(args) > 2 else False)
+    if keep is not True or axis is None or isinstance(axis, Value):
+        return None
+    rank = len(perm)
+    axes = axis if isinstance(axis, list | tuple) else [axis]
+    new = [perm[a % rank] for a in axes]
+    if "axis" in kw:
+        kw["axis"] = new
+    else:
+        args[1] = new
+    return tuple(args), kw
+
+
+def _pad_rule(node: Node, perm: Sequence[int]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    args = list(node.args)
+    kw = dict(node.kwargs)
+    pads = kw.get("paddings", args[1] if len(args) > 1 else None)
+    if not isinstance(pads, list | tuple) or any(isinstance(p, Value) for p in _flat(pads)):
+        return None
+    new = [None] * len(perm)
+    for i, p in enumerate(perm):
+        new[p] = list(pads[i])
+    if "paddings" in kw:
+        kw["paddings"] = new
+    else:
+        args[1] = new
+    return tuple(args), kw
+
+
+def _flat(x: Any) -> list[Any]:
+    if isinstance(x, list | tuple):
+        return [y for e in x for y in _flat(e)]
+    return [x]
+
+
+LAYOUT_RULES: dict[str, LayoutRule] = {
+    **{pat.format(n): _same_args for pat in _UNARY for n in _UNARY_NAMES},
+    **{n: _same_args for n in _BINARY},
+    "tensorflow.Tensor.__neg__": _same_args,
+    "tensorflow.Tensor.__abs__": _same_args,
+    "tensorflow.cast": _same_args,
+    "tensorflow.math.reduce_mean": _reduce_rule,
+    "tensorflow.math.reduce_sum": _reduce_rule,
+    "tensorflow.math.reduce_max": _reduce_rule,
+    "tensorflow.math.reduce_min": _reduce_rule,
+    "tensorflow.pad": _pad_rule,
+}
+"""Target op -> how to rewrite it for transposed inputs (ops that do not care about
+layout). Ops missing here stop a transpose."""
+
+
+def count_transposes(graph: Graph) -> int:
+    """How many transposes a graph runs per call."""
+    return sum(1 for n in graph.nodes if n.op in TRANSPOSE_OPS)
+
+
+def _perm_of(node: Node) -> list[int] | None:
+    kw = dict(node.kwargs)
+    perm = kw.get("perm", node.args[1] if len(node.args) > 1 else None)
+    if isinstance(perm, list | tuple) and all(type(p) is int for p in perm):
+        return list(perm)
+    return None
+
+
+def _permuted(spec: Any, perm: Sequence[int]) -> Any:
+    if isinstance(spec, TensorSpec) and spec.shape is not None and len(spec.shape) == len(perm):
+        inv = [0] * len(perm)
+        for i, p in enumerate(perm):
+            inv[p] = i
+        return TensorSpec(spec.framework, spec.dtype, tuple(spec.shape[i] for i in inv), spec.device)
+    return spec
+
+
+def _is_scalar(arg: Any) -> bool:
+    if isinstance(arg, Value):
+        s = arg.spec
+        return isinstance(s, ScalarSpec) or (isinstance(s, TensorSpec) and s.shape == ())
+    return isinstance(arg, bool | int | float)
+
+
+@graph_pass
+def optimize_transposes(graph: Graph) -> PassOutcome:
+    """Cancel transposes and push them through layout-agnostic ops (see the module doc)."""
+    before = count_transposes(graph)
+    nodes = list(graph.nodes)
+    next_id = 1 + max(
+        [v.id for n in nodes for v in n.outputs] + [v.id for v in graph.inputs]
+        + [e.value.id for e in graph.externals] + [-1]
+    )
+    for _ in range(64):  # each sweep moves every movable transpose one op down
+        changed = False
+        producer = {v.id: i for i, n in enumerate(nodes) for v in n.outputs}
+        users: dict[int, list[int]] = {}
+        for i, n in enumerate(nodes):
+            for v in n.inputs():
+                users.setdefault(v.id, []).append(i)
+        out_ids = {o.id for o in graph.outputs if isinstance(o, Value)}
+        new_nodes: dict[int, list[Node]] = {}
+        for i, n in enumerate(nodes):
+            if n.op not in TRANSPOSE_OPS or i in new_nodes:
+                continue
+            perm = _perm_of(n)
+            src = n.args[0]
+            if perm is None or not isinstance(src, Value):
+                continue
+            # transpose of a transpose: compose
+            j = producer.get(src.id)
+            if j is not None and nodes[j].op in TRANSPOSE_OPS and _perm_of(nodes[j]) is not None:
+                inner = _perm_of(nodes[j])
+                comp = [inner[p] for p in perm]
+                inner_src = nodes[j].args[0]
+                if comp == list(range(len(comp))):
+                    new_nodes[i] = [Node("tensorflow.identity", (inner_src,), (), n.outputs, n.out_tree, n.meta)]
+                else:
+                    new_nodes[i] = [Node(n.op, (inner_src, comp), (), n.outputs, n.out_tree, n.meta)]
+                changed = True
+                continue
+            # push down through every user, if every user allows it
+            out = n.outputs[0]
+            us = users.get(out.id, [])
+            if not us or out.id in out_ids or any(u in new_nodes for u in us):
+                continue
+            plans = []
+            for u in us:
+                un = nodes[u]
+                if un.op in TRANSPOSE_OPS:
+                    plans.append((u, None))
+                    continue
+                lrule = LAYOUT_RULES.get(un.op)
+                if lrule is None or len(un.outputs) != 1:
+                    break
+                ok = True
+                for a in un.inputs():
+                    if a.id == out.id or _is_scalar(a):
+                        continue
+                    k = producer.get(a.id)
+                    if k is None or nodes[k].op not in TRANSPOSE_OPS or _perm_of(nodes[k]) != perm:
+                        ok = False
+                        break
+                if not ok:
+                    break
+                rewritten = lrule(un, perm)
+                if rewritten is None:
+                    break
+                plans.append((u, rewritten))
+            else:
+                for u, rewritten in plans:
+                    if rewritten is None:
+                        continue  # a transpose user composes with this one next sweep
+                    un = nodes[u]
+                    args, kw = rewritten
+
+                    def untrans(a: Any) -> Any:
+                        if isinstance(a, Value) and not _is_scalar(a):
+                            k = producer[a.id]
+                            return nodes[k].args[0]
+                        return a
+
+                    args = map_arg(args, untrans)
+                    kw = {k: map_arg(v, untrans) for k, v in kw.items()}
+                    res = un.outputs[0]
+                    inner = Value(next_id, _permuted(res.spec, perm))
+                    next_id += 1
+                    new_nodes[u] = [
+                        Node(un.op, tuple(args), tuple(kw.items()), (inner,), un.out_tree, un.meta),
+                        Node(n.op, (inner, list(perm)), (), (res,), n.out_tree, NodeMeta(source=un.meta.source)),
+                    ]
+                if any(r is not None for _, r in plans):
+                    changed = True
+        if not changed:
+            break
+        nodes = [m for i, n in enumerate(nodes) for m in new_nodes.get(i, [n])]
+        nodes = _drop_identities(graph, nodes)
+        graph = prune(graph.replace(nodes=tuple(nodes)))
+        nodes = list(graph.nodes)
+    result = graph.replace(nodes=tuple(nodes))
+    after = count_transposes(result)
+    return PassOutcome(result, f"transposes {before} -> {after}")
+
+
+def _drop_identities(graph: Graph, nodes: list[Node]) -> list[Node]:
+    """Identity nodes made by cancelled pairs, replaced by their input where no output
+    needs the identity's own value."""
+    from ivytrace_passes.edit import substitute_node
+
+    out_ids = {o.id for o in graph.outputs if isinstance(o, Value)}
+    subst: dict[int, Any] = {}
+    kept = []
+    for n in nodes:
+        if n.op == "tensorflow.identity" and n.outputs[0].id not in out_ids:
+            src = n.args[0]
+            subst[n.outputs[0].id] = subst.get(src.id, src) if isinstance(src, Value) else src
+            continue
+        kept.append(substitute_node(n, subst) if subst else n)
+    return kept

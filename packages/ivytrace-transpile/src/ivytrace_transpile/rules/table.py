@@ -1,0 +1,44 @@
+"""A table of translation rules for one source framework, keyed by op name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+__all__ = ["RuleTable"]
+
+
+class RuleTable(Mapping[str, Callable[..., Any]]):
+    """Op name -> rule, for the code of one source framework (like JAX's per-primitive
+    rule tables). Filled once, at import of the module that defines the rules; read-only
+    afterwards for everyone else (a ``Mapping``)."""
+
+    def __init__(self, framework: str) -> None:
+        self.framework = framework
+        self._rules: dict[str, Callable[..., Any]] = {}
+
+    def add(self, names: str | Iterable[str], fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Register ``fn`` as the rule of each op in ``names``; a name registered twice is
+        a mistake in the table and raises."""
+        for name in [names] if isinstance(names, str) else names:
+            if name in self._rules:
+                raise ValueError(f"two {self.framework} rules for {name!r}")
+            self._rules[name] = fn
+        return fn
+
+    def register(self, *names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Decorator form of :meth:`add`."""
+
+        def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+            return self.add(names, fn)
+
+        return deco
+
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        return self._rules[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rules)
+
+    def __len__(self) -> int:
+        return len(self._rules)

@@ -1,0 +1,494 @@
+"""Translation rules for ``torch.nn.functional`` (and the few torch-namespace aliases of
+its ops): activations, normalisation, convolution, pooling, attention, embedding."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .torch_rules import TORCH_RULES, _axes, _cast_to, _is_array, _rank, _sizes
+
+__all__: list[str] = []
+
+rule = TORCH_RULES.register
+
+
+# --------------------------------------------------------------- activations
+
+
+@rule("torch.nn.functional.relu", "torch.relu", "torch.Tensor.relu", "torch.nn.functional.relu_",
+      "torch.relu_")  # fmt: skip
+def _relu(cx, x, inplace=False):
+    return cx.target.ew("maximum", x, cx.target.asarray(0, cx.out_dtype()))
+
+
+@rule("torch.nn.functional.relu6")
+def _relu6(cx, x, inplace=False):
+    return _hardtanh(cx, x, 0.0, 6.0)
+
+
+@rule("torch.nn.functional.hardtanh", "torch.nn.functional.hardtanh_")
+def _hardtanh(cx, x, min_val=-1.0, max_val=1.0, inplace=False):
+    t, dt = cx.target, cx.out_dtype()
+    return t.ew("minimum", t.ew("maximum", x, t.asarray(min_val, dt)), t.asarray(max_val, dt))
+
+
+@rule("torch.nn.functional.leaky_relu", "torch.nn.functional.leaky_relu_")
+def _leaky_relu(cx, x, negative_slope=0.01, inplace=False):
+    return cx.target.where(cx.target.ew("greater", x, 0), x, x * negative_slope)
+
+
+@rule("torch.nn.functional.elu", "torch.nn.functional.elu_")
+def _elu(cx, x, alpha=1.0, inplace=False):
+    return cx.target.where(cx.target.ew("greater", x, 0), x, cx.target.ew("expm1", x) * alpha)
+
+
+@rule("torch.nn.functional.selu", "torch.selu")
+def _selu(cx, x, inplace=False):
+    a, s = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return _elu(cx, x, a) * s
+
+
+@rule("torch.nn.functional.celu")
+def _celu(cx, x, alpha=1.0, inplace=False):
+    t = cx.target
+    return t.where(t.ew("greater", x, 0), x, t.ew("expm1", x / alpha) * alpha)
+
+
+@rule("torch.nn.functional.gelu")
+def _gelu(cx, x, approximate="none"):
+    t = cx.target
+    if approximate == "tanh":
+        inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
+        return x * 0.5 * (t.ew("tanh", inner) + 1.0)
+    return x * 0.5 * (t.ew("erf", x * (1.0 / math.sqrt(2.0))) + 1.0)
+
+
+@rule("torch.nn.functional.silu")
+def _silu(cx, x, inplace=False):
+    return x * cx.target.ew("sigmoid", x)
+
+
+@rule("torch.nn.functional.mish")
+def _mish(cx, x, inplace=False):
+    return x * cx.target.ew("tanh", _softplus(cx, x))
+
+
+@rule("torch.nn.functional.softplus")
+def _softplus(cx, x, beta=1.0, threshold=20.0):
+    t = cx.target
+    bx = x * beta
+    soft = t.ew("log1p", t.ew("exp", -t.ew("abs", bx))) + t.ew("maximum", bx, t.asarray(0, cx.out_dtype()))
+    return t.where(t.ew("greater", bx, threshold), x, soft / beta)
+
+
+@rule("torch.nn.functional.hardsigmoid")
+def _hardsigmoid(cx, x, inplace=False):
+    return _hardtanh(cx, x / 6.0 + 0.5, 0.0, 1.0)
+
+
+@rule("torch.nn.functional.hardswish")
+def _hardswish(cx, x, inplace=False):
+    return x * _hardsigmoid(cx, x)
+
+
+@rule("torch.nn.functional.logsigmoid")
+def _logsigmoid(cx, x):
+    return -_softplus(cx, -x)
+
+
+@rule("torch.nn.functional.softsign")
+def _softsign(cx, x):
+    return x / (cx.target.ew("abs", x) + 1.0)
+
+
+@rule("torch.nn.functional.tanhshrink")
+def _tanhshrink(cx, x):
+    return x - cx.target.ew("tanh", x)
+
+
+@rule("torch.nn.functional.hardshrink", "torch.Tensor.hardshrink")
+def _hardshrink(cx, x, lambd=0.5):
+    t = cx.target
+    return t.where(t.ew("greater", t.ew("abs", x), lambd), x, t.asarray(0, cx.out_dtype()))
+
+
+@rule("torch.nn.functional.softshrink")
+def _softshrink(cx, x, lambd=0.5):
+    t = cx.target
+    zero = t.asarray(0, cx.out_dtype())
+    return t.where(t.ew("greater", x, lambd), x - lambd, t.where(t.ew("less", x, -lambd), x + lambd, zero))
+
+
+@rule("torch.nn.functional.threshold", "torch.threshold")
+def _threshold(cx, x, threshold, value, inplace=False):
+    t = cx.target
+    return t.where(t.ew("greater", x, threshold), x, t.asarray(value, cx.out_dtype()))
+
+
+@rule("torch.nn.functional.glu")
+def _glu(cx, x, dim=-1):
+    a, b = cx.target.split(x, [cx.ref_args[0].shape[dim] // 2] * 2, _axes(dim, _rank(cx)))
+    return a * cx.target.ew("sigmoid", b)
+
+
+@rule("torch.nn.functional.prelu", "torch.prelu")
+def _prelu(cx, x, weight):
+    t = cx.target
+    rank = _rank(cx)
+    w = weight
+    if rank >= 2 and cx.ref_args[1].numel() > 1:
+        w = t.reshape(weight, [-1] + [1] * (rank - 2))
+    return t.where(t.ew("greater", x, 0), x, x * w)
+
+
+def _softmax_dim(cx, dim):
+    rank = _rank(cx)
+    return _axes(dim if dim is not None else (0 if rank in (0, 1, 3) else 1), max(rank, 1))
+
+
+@rule("torch.softmax", "torch.Tensor.softmax", "torch.nn.functional.softmax",
+      "torch.special.softmax")  # fmt: skip
+def _softmax(cx, x, dim=None, _stacklevel=3, dtype=None):
+    t = cx.target
+    x = _cast_to(cx, x, cx.out_dtype())
+    if _rank(cx) == 0:
+        return t.ew("exp", x - x)
+    ax = _softmax_dim(cx, dim)
+    m = t.reduce("max", x, ax, True)
+    e = t.ew("exp", x - m)
+    return e / t.reduce("sum", e, ax, True)
+
+
+@rule("torch.log_softmax", "torch.Tensor.log_softmax", "torch.nn.functional.log_softmax",
+      "torch.special.log_softmax")  # fmt: skip
+def _log_softmax(cx, x, dim=None, _stacklevel=3, dtype=None):
+    t = cx.target
+    x = _cast_to(cx, x, cx.out_dtype())
+    if _rank(cx) == 0:
+        return x - x
+    ax = _softmax_dim(cx, dim)
+    m = t.reduce("max", x, ax, True)
+    s = x - m
+    return s - t.ew("log", t.reduce("sum", t.ew("exp", s), ax, True))
+
+
+@rule("torch.logsumexp", "torch.Tensor.logsumexp", "torch.special.logsumexp")
+def _logsumexp(cx, x, dim, keepdim=False):
+    t = cx.target
+    ax = _axes(dim, max(_rank(cx), 1)) if _rank(cx) else None
+    m = t.reduce("max", x, ax, True)
+    m = t.where(t.ew("isfinite", m), m, t.asarray(0, cx.out_dtype()))
+    r = t.ew("log", t.reduce("sum", t.ew("exp", x - m), ax, True)) + m
+    return r if keepdim or ax is None else t.squeeze(r, ax)
+
+
+# --------------------------------------------------------------- normalisation
+
+
+@rule("torch.nn.functional.layer_norm", "torch.layer_norm")
+def _layer_norm(cx, x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=None):
+    t = cx.target
+    n = len(normalized_shape)
+    axes = tuple(range(-n, 0))
+    mean = t.reduce("mean", x, axes, True)
+    d = x - mean
+    var = t.reduce("mean", d * d, axes, True)
+    y = d * t.ew("rsqrt", var + eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+@rule("torch.nn.functional.rms_norm", "torch.rms_norm")
+def _rms_norm(cx, x, normalized_shape, weight=None, eps=None):
+    t = cx.target
+    n = len(normalized_shape)
+    axes = tuple(range(-n, 0))
+    if eps is None:
+        import torch
+
+        eps = torch.finfo(cx.ref_args[0].dtype).eps
+    y = x * t.ew("rsqrt", t.reduce("mean", x * x, axes, True) + eps)
+    return y if weight is None else y * weight
+
+
+@rule("torch.nn.functional.batch_norm", "torch.batch_norm")
+def _batch_norm(cx, x, running_mean, running_var, weight=None, bias=None, training=False,
+                momentum=0.1, eps=1e-5, cudnn_enabled=None):  # fmt: skip
+    t = cx.target
+    if training or running_mean is None:
+        rank = _rank(cx)
+        axes = tuple(i for i in range(rank) if i != 1)
+        mean = t.reduce("mean", x, axes, False)
+        d = x - t.reshape(mean, [1, -1] + [1] * (rank - 2))
+        var = t.reduce("mean", d * d, axes, False)
+    else:
+        mean, var = running_mean, running_var
+    scale = t.ew("rsqrt", var + eps)
+    if weight is not None:
+        scale = scale * weight
+    shift = -mean * scale
+    if bias is not None:
+        shift = shift + bias
+    return t.channel_affine(x, scale, shift)
+
+
+@rule("torch.nn.functional.group_norm", "torch.group_norm")
+def _group_norm(cx, x, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=None):
+    t = cx.target
+    shape = t.shape(x)
+    rank = _rank(cx)
+    g = t.reshape(x, [shape[0], num_groups, -1])
+    mean = t.reduce("mean", g, 2, True)
+    d = g - mean
+    var = t.reduce("mean", d * d, 2, True)
+    y = t.reshape(d * t.ew("rsqrt", var + eps), shape)
+    c = cx.ref_args[0].shape[1]
+    one = t.full([c], 1.0, cx.out_dtype()) if weight is None else weight
+    zero = t.full([c], 0.0, cx.out_dtype()) if bias is None else bias
+    del rank
+    return t.channel_affine(y, one, zero)
+
+
+@rule("torch.nn.functional.instance_norm", "torch.instance_norm")
+def _instance_norm(cx, x, running_mean=None, running_var=None, weight=None, bias=None,
+                   use_input_stats=True, momentum=0.1, eps=1e-5, cudnn_enabled=None):  # fmt: skip
+    t = cx.target
+    rank = _rank(cx)
+    axes = tuple(range(2, rank))
+    mean = t.reduce("mean", x, axes, True)
+    d = x - mean
+    var = t.reduce("mean", d * d, axes, True)
+    y = d * t.ew("rsqrt", var + eps)
+    if weight is None and bias is None:
+        return y
+    c = cx.ref_args[0].shape[1]
+    one = t.full([c], 1.0, cx.out_dtype()) if weight is None else weight
+    zero = t.full([c], 0.0, cx.out_dtype()) if bias is None else bias
+    return t.channel_affine(y, one, zero)
+
+
+@rule("torch.nn.functional.normalize")
+def _normalize(cx, x, p=2.0, dim=1, eps=1e-12, out=None):
+    t = cx.target
+    ax = _axes(dim, _rank(cx))
+    if p == 2:
+        n = t.ew("sqrt", t.reduce("sum", x * x, ax, True))
+    elif p == 1:
+        n = t.reduce("sum", t.ew("abs", x), ax, True)
+    else:
+        n = t.reduce("sum", t.ew("abs", x) ** p, ax, True) ** (1.0 / p)
+    return x / t.ew("maximum", n, t.asarray(eps, cx.out_dtype()))
+
+
+# --------------------------------------------------------------- dropout, embedding
+
+
+@rule("torch.nn.functional.dropout", "torch.dropout", "torch.nn.functional.dropout1d",
+      "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d",
+      "torch.nn.functional.alpha_dropout", "torch.nn.functional.feature_alpha_dropout")  # fmt: skip
+def _dropout(cx, x, p=0.5, training=True, inplace=False):
+    if training and p > 0:
+        raise NotImplementedError("dropout in training mode draws random numbers; translate the model in eval()")
+    return x
+
+
+@rule("torch.nn.functional.embedding")
+def _embedding(cx, ids, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+               scale_grad_by_freq=False, sparse=False):  # fmt: skip
+    if max_norm is not None:
+        raise NotImplementedError("embedding with max_norm renormalises the weight in place")
+    return cx.target.take(weight, ids, 0)
+
+
+@rule("torch.nn.functional.one_hot")
+def _one_hot(cx, x, num_classes=-1):
+    t = cx.target
+    n = cx.ref_out.shape[-1]
+    return _cast_to(cx, t.ew("equal", t.expand_dims(x, -1), t.arange(0, n, 1, cx.out_dtype())), cx.out_dtype())
+
+
+# --------------------------------------------------------------- convolution, pooling
+
+
+def _tuple(v: Any, n: int) -> tuple[int, ...]:
+    if isinstance(v, int):
+        return (v,) * n
+    v = tuple(v)
+    return v * n if len(v) == 1 else v
+
+
+@rule("torch.nn.functional.conv1d", "torch.nn.functional.conv2d", "torch.nn.functional.conv3d",
+      "torch.conv1d", "torch.conv2d", "torch.conv3d")  # fmt: skip
+def _conv(cx, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    t = cx.target
+    nd = _rank(cx, 1) - 2
+    unbatched = _rank(cx) == nd + 1
+    if unbatched:
+        x = t.expand_dims(x, 0)
+    stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
+    kernel = cx.ref_args[1].shape[2:]
+    if padding == "valid":
+        pads = [(0, 0)] * nd
+    elif padding == "same":
+        pads = []
+        for k, d in zip(kernel, dilation):
+            total = d * (k - 1)
+            pads.append((total // 2, total - total // 2))
+    else:
+        pads = [(p, p) for p in _tuple(padding, nd)]
+    y = t.conv(x, weight, stride, pads, dilation, groups)
+    if bias is not None:
+        y = t.channel_affine(y, None, bias)
+    return t.squeeze(y, 0) if unbatched else y
+
+
+def _pool_pads(cx, kernel, stride, padding, ceil_mode, nd, dilation=None):
+    pads = [(p, p) for p in _tuple(padding, nd)]
+    if ceil_mode:
+        shape = cx.ref_args[0].shape[-nd:]
+        dilation = dilation or (1,) * nd
+        new = []
+        for (lo, hi), n, k, s, d in zip(pads, shape, kernel, stride, dilation):
+            eff = d * (k - 1) + 1
+            out = -(-(n + 2 * lo - eff) // s) + 1
+            if (out - 1) * s >= n + lo:
+                out -= 1
+            need = (out - 1) * s + eff - (n + lo + hi)
+            new.append((lo, hi + max(need, 0)))
+        pads = new
+    return pads
+
+
+@rule("torch.nn.functional.max_pool1d", "torch.nn.functional.max_pool2d",
+      "torch.nn.functional.max_pool3d", "torch.max_pool1d", "torch.max_pool2d",
+      "torch.nn.functional.max_pool2d_with_indices", "torch.nn.functional.max_pool1d_with_indices")  # fmt: skip
+def _max_pool(cx, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+              return_indices=False):  # fmt: skip
+    if return_indices:
+        raise NotImplementedError("max_pool with return_indices")
+    t = cx.target
+    nd = int(cx.node.op.split("max_pool")[1][0])
+    unbatched = _rank(cx) == nd + 1
+    if unbatched:
+        x = t.expand_dims(x, 0)
+    k = _tuple(kernel_size, nd)
+    s = _tuple(stride if stride not in (None, []) else kernel_size, nd)
+    d = _tuple(dilation, nd)
+    y = t.pool("max", x, k, s, _pool_pads(cx, k, s, padding, ceil_mode, nd, d), d)
+    return t.squeeze(y, 0) if unbatched else y
+
+
+@rule("torch.nn.functional.avg_pool1d", "torch.nn.functional.avg_pool2d",
+      "torch.nn.functional.avg_pool3d", "torch.avg_pool1d")  # fmt: skip
+def _avg_pool(cx, x, kernel_size, stride=None, padding=0, ceil_mode=False,
+              count_include_pad=True, divisor_override=None):  # fmt: skip
+    t = cx.target
+    nd = int(cx.node.op.split("avg_pool")[1][0])
+    unbatched = _rank(cx) == nd + 1
+    if unbatched:
+        x = t.expand_dims(x, 0)
+    k = _tuple(kernel_size, nd)
+    s = _tuple(stride if stride not in (None, []) else kernel_size, nd)
+    pads = _pool_pads(cx, k, s, padding, ceil_mode, nd)
+    total = t.pool("sum", x, k, s, pads)
+    if divisor_override:
+        y = total / float(divisor_override)
+    elif (count_include_pad and not ceil_mode) or all(p == (0, 0) for p in pads):
+        y = total / float(math.prod(k))
+    else:
+        ones = t.full([1, 1, *cx.ref_args[0].shape[-nd:]], 1.0, cx.out_dtype())
+        if count_include_pad:
+            sym = [(p, p) for p in _tuple(padding, nd)]
+            ones = t.pad(ones, [(0, 0), (0, 0), *sym], "constant", 1.0)
+            extra = [(0, hi - lo) for (lo, hi), _ in zip(pads, sym)]
+            y = total / t.pool("sum", ones, k, s, [(0, e) for _, e in extra])
+        else:
+            y = total / t.pool("sum", ones, k, s, pads)
+    return t.squeeze(y, 0) if unbatched else y
+
+
+@rule("torch.nn.functional.adaptive_avg_pool1d", "torch.nn.functional.adaptive_avg_pool2d",
+      "torch.nn.functional.adaptive_avg_pool3d", "torch.nn.functional.adaptive_max_pool1d",
+      "torch.nn.functional.adaptive_max_pool2d", "torch.nn.functional.adaptive_max_pool3d",
+      "torch.adaptive_avg_pool1d")  # fmt: skip
+def _adaptive_pool(cx, x, output_size, return_indices=False):
+    t = cx.target
+    kind = "max" if "max" in cx.node.op else "avg"
+    nd = int(cx.node.op.split("pool")[1][0])
+    ref = cx.ref_args[0]
+    in_sizes = ref.shape[-nd:]
+    out_sizes = [i if o is None else o for o, i in zip(_tuple(output_size, nd) if output_size is not None else (None,) * nd, in_sizes)]
+    if return_indices:
+        raise NotImplementedError("adaptive pooling with return_indices")
+    if all(o == 1 for o in out_sizes):
+        axes = tuple(range(-nd, 0))
+        return t.reduce("max" if kind == "max" else "mean", x, axes, True)
+    if any(i % o for i, o in zip(in_sizes, out_sizes)):
+        raise NotImplementedError("adaptive pooling to a size that does not divide the input")
+    unbatched = _rank(cx) == nd + 1
+    if unbatched:
+        x = t.expand_dims(x, 0)
+    k = tuple(i // o for i, o in zip(in_sizes, out_sizes))
+    y = t.pool("max" if kind == "max" else "sum", x, k, k, [(0, 0)] * nd)
+    if kind == "avg":
+        y = y / float(math.prod(k))
+    return t.squeeze(y, 0) if unbatched else y
+
+
+@rule("torch.nn.functional.pad")
+def _pad(cx, x, pad, mode="constant", value=None):
+    rank = _rank(cx)
+    pad = list(pad)
+    pairs = [(0, 0)] * rank
+    for i in range(len(pad) // 2):
+        pairs[rank - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    if any(lo < 0 or hi < 0 for lo, hi in pairs):
+        sl = tuple(slice(-lo if lo < 0 else None, hi if hi < 0 else None) for lo, hi in pairs)
+        x = cx.target.getitem(x, sl)
+        pairs = [(max(lo, 0), max(hi, 0)) for lo, hi in pairs]
+    return cx.target.pad(x, pairs, mode, 0 if value is None else value)
+
+
+# --------------------------------------------------------------- attention
+
+
+@rule("torch.nn.functional.scaled_dot_product_attention")
+def _sdpa(cx, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+          enable_gqa=False):  # fmt: skip
+    if dropout_p:
+        raise NotImplementedError("attention dropout draws random numbers")
+    t = cx.target
+    qr, kr = cx.ref_args[0], cx.ref_args[1]
+    d = qr.shape[-1]
+    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    if enable_gqa and qr.dim() >= 3 and qr.shape[-3] != kr.shape[-3]:
+        rep = qr.shape[-3] // kr.shape[-3]
+        k = t.repeat(k, rep, -3)
+        v = t.repeat(v, rep, -3)
+    rank = qr.dim()
+    perm = list(range(rank))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    s = t.matmul(q * scale, t.transpose(k, perm))
+    if is_causal:
+        shape = t.shape(s)
+        rows = t.arange(0, shape[-2], 1, "int64")
+        cols = t.arange(0, shape[-1], 1, "int64")
+        keep = t.ew("less_equal", t.expand_dims(cols, 0), t.expand_dims(rows, 1))
+        s = t.where(keep, s, t.asarray(float("-inf"), cx.out_dtype()))
+    if attn_mask is not None:
+        if str(cx.ref_kwargs.get("attn_mask", cx.ref_args[3] if len(cx.ref_args) > 3 else None).dtype) == "torch.bool":
+            s = t.where(attn_mask, s, t.asarray(float("-inf"), cx.out_dtype()))
+        else:
+            s = s + attn_mask
+    m = t.reduce("max", s, -1, True)
+    m = t.where(t.ew("isfinite", m), m, t.asarray(0, cx.out_dtype()))
+    e = t.ew("exp", s - m)
+    p = e / t.reduce("sum", e, -1, True)
+    return t.matmul(p, v)
+
+
+del _sizes, _is_array

@@ -1,0 +1,705 @@
+"""The target frameworks as array namespaces the translation rules are written against.
+
+A rule is written once, against :class:`Target`'s small vocabulary of primitives
+(numpy's names and semantics: ``reshape``, ``transpose``, ``sum(x, axis, keepdims)``,
+``conv`` in NCHW, ...), and runs on any target. Each target implements the vocabulary
+with its own native calls, which the tracer records while a rule runs: the translated
+graph is made of those native calls.
+
+Elementwise primitives are one call of a native function with the same arguments on
+every target; their native names come from the op table
+(:data:`ivytrace_ir.optable`) where it has the op, and from :data:`EXTRA_ELEMENTWISE`
+for the ones it does not have yet. Everything else is a method written per target.
+
+Targets import their framework when they are built, never at module import.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import importlib
+
+from ivytrace_ir import DEFAULT_ALLOWLIST, check_name, optable
+
+__all__ = ["EXTRA_ELEMENTWISE", "TARGETS", "Target", "get_target", "native"]
+
+
+@functools.lru_cache(maxsize=1024)
+def _path(name: str) -> tuple[str, ...]:
+    check_name(name, DEFAULT_ALLOWLIST)
+    return tuple(name.split("."))
+
+
+def native(name: str) -> Any:
+    """The target callable ``name`` (checked against the allowlist once), looked up from
+    its root module at call time: the tracer's wrapper is what runs while it records, and
+    a namespace module that the framework rebinds (importing ``tensorflow.math`` by name
+    does) is never held stale."""
+    root, *rest = _path(name)
+    obj: Any = importlib.import_module(root)
+    for part in rest:
+        obj = getattr(obj, part)
+    return obj
+
+EXTRA_ELEMENTWISE: dict[str, tuple[str | None, str | None]] = {
+    # name: (tensorflow, jax); numpy's is numpy.<name> when jax's is jax.numpy.<name>.
+    "erf": ("tensorflow.math.erf", "jax.scipy.special.erf"),
+    "erfc": ("tensorflow.math.erfc", "jax.scipy.special.erfc"),
+    "log1p": ("tensorflow.math.log1p", "jax.numpy.log1p"),
+    "expm1": ("tensorflow.math.expm1", "jax.numpy.expm1"),
+    "log2": (None, "jax.numpy.log2"),
+    "log10": (None, "jax.numpy.log10"),
+    "exp2": (None, "jax.numpy.exp2"),
+    "rsqrt": ("tensorflow.math.rsqrt", "jax.lax.rsqrt"),
+    "reciprocal": ("tensorflow.math.reciprocal", "jax.numpy.reciprocal"),
+    "arcsin": ("tensorflow.math.asin", "jax.numpy.arcsin"),
+    "arccos": ("tensorflow.math.acos", "jax.numpy.arccos"),
+    "arctan": ("tensorflow.math.atan", "jax.numpy.arctan"),
+    "sinh": ("tensorflow.math.sinh", "jax.numpy.sinh"),
+    "cosh": ("tensorflow.math.cosh", "jax.numpy.cosh"),
+    "arcsinh": ("tensorflow.math.asinh", "jax.numpy.arcsinh"),
+    "arccosh": ("tensorflow.math.acosh", "jax.numpy.arccosh"),
+    "arctanh": ("tensorflow.math.atanh", "jax.numpy.arctanh"),
+    "trunc": (None, "jax.numpy.trunc"),
+    "isnan": ("tensorflow.math.is_nan", "jax.numpy.isnan"),
+    "isinf": ("tensorflow.math.is_inf", "jax.numpy.isinf"),
+    "isfinite": ("tensorflow.math.is_finite", "jax.numpy.isfinite"),
+    "logical_xor": ("tensorflow.math.logical_xor", "jax.numpy.logical_xor"),
+    "not_equal": ("tensorflow.math.not_equal", "jax.numpy.not_equal"),
+    "greater_equal": ("tensorflow.math.greater_equal", "jax.numpy.greater_equal"),
+    "less_equal": ("tensorflow.math.less_equal", "jax.numpy.less_equal"),
+    "arctan2": ("tensorflow.math.atan2", "jax.numpy.arctan2"),
+    "floor_divide": ("tensorflow.math.floordiv", "jax.numpy.floor_divide"),
+    "bitwise_and": ("tensorflow.bitwise.bitwise_and", "jax.numpy.bitwise_and"),
+    "bitwise_or": ("tensorflow.bitwise.bitwise_or", "jax.numpy.bitwise_or"),
+    "bitwise_xor": ("tensorflow.bitwise.bitwise_xor", "jax.numpy.bitwise_xor"),
+    "bitwise_not": ("tensorflow.bitwise.invert", "jax.numpy.bitwise_not"),
+    "hypot": (None, "jax.numpy.hypot"),
+    "copysign": (None, "jax.numpy.copysign"),
+    "signbit": (None, "jax.numpy.signbit"),
+    "fmax": (None, "jax.numpy.fmax"),
+    "fmin": (None, "jax.numpy.fmin"),
+    "logaddexp": (None, "jax.numpy.logaddexp"),
+    "nextafter": ("tensorflow.math.nextafter", "jax.numpy.nextafter"),
+    "lgamma": ("tensorflow.math.lgamma", "jax.scipy.special.gammaln"),
+    "digamma": ("tensorflow.math.digamma", "jax.scipy.special.digamma"),
+    "real": ("tensorflow.math.real", "jax.numpy.real"),
+    "conj": ("tensorflow.math.conj", "jax.numpy.conj"),
+}
+"""Elementwise primitives the op table has no entry for yet: native name per target
+(``None`` where the target composes the op from others)."""
+
+_INT_DOWNCAST_32 = {"int64": "int32", "uint64": "uint32", "float64": "float32", "complex128": "complex64"}
+
+
+class Target:
+    """A target framework seen as an array namespace. Subclasses implement the primitives."""
+
+    name: str = ""
+    """The framework's name in specs: ``"tensorflow"``, ``"jax"``, ``"numpy"``."""
+
+    array_types: tuple[type, ...] = ()
+    """The target's array classes."""
+
+    def is_array(self, x: Any) -> bool:
+        """Whether ``x`` is an array of this target, judged by its class alone (reading an
+        attribute of an array while tracing would record a read)."""
+        return isinstance(x, self.array_types)
+
+    # ---- dtypes --------------------------------------------------------------
+    def canonical_dtype(self, dtype: str) -> str:
+        """The dtype this target uses for the canonical ``dtype`` (jax without x64 has no
+        64-bit types)."""
+        return dtype
+
+    def dtype(self, dtype: str) -> Any:
+        """The native dtype object for a canonical dtype name."""
+        raise NotImplementedError
+
+    # ---- elementwise, from the tables ---------------------------------------
+    @functools.cached_property
+    def _elementwise(self) -> dict[str, Any]:
+        table: dict[str, Any] = {}
+        for op in optable.unique_ops():
+            if op.category == "elementwise" and self.name in op.natives:
+                table[op.name] = op.natives[self.name]
+        for name, (tf_name, jax_name) in EXTRA_ELEMENTWISE.items():
+            found = self._extra_native(name, tf_name, jax_name)
+            if found is not None:
+                table[name] = found
+        return table
+
+    def _extra_native(self, name: str, tf_name: str | None, jax_name: str | None) -> str | None:
+        raise NotImplementedError
+
+    def has(self, name: str) -> bool:
+        """Whether ``name`` is an elementwise primitive of this target (or a method)."""
+        return name in self._elementwise or callable(getattr(self, name, None))
+
+    def ew(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Call the elementwise primitive ``name`` (numpy's name for it)."""
+        own = getattr(self, "ew_" + name, None)
+        if own is not None:
+            return own(*args, **kwargs)
+        try:
+            name_ = self._elementwise[name]
+        except KeyError:
+            raise NotImplementedError(f"{self.name} has no elementwise {name!r}") from None
+        return native(name_)(*args, **kwargs)
+
+
+# --------------------------------------------------------------------------- numpy-like
+
+
+def _norm_axis(axis: Any) -> Any:
+    if isinstance(axis, list):
+        return tuple(axis)
+    return axis
+
+
+class ArrayNamespaceTarget(Target):
+    """numpy and jax: both follow numpy's API, so one implementation serves them."""
+
+    def __init__(self, xp: Any, name: str) -> None:
+        import numpy as np
+
+        self.xp = xp
+        self.name = name
+        if name == "jax":
+            import jax
+
+            self.array_types = (jax.Array,)
+        else:
+            self.array_types = (np.ndarray, np.generic)
+
+    def dtype(self, dtype: str) -> Any:
+        if dtype == "bool":
+            return self.xp.bool_
+        return getattr(self.xp, self.canonical_dtype(dtype))
+
+    def _extra_native(self, name: str, tf_name: str | None, jax_name: str | None) -> str | None:
+        if jax_name is None:
+            return None
+        if self.name == "jax":
+            return jax_name
+        if jax_name.startswith("jax.numpy."):
+            return "numpy." + jax_name[len("jax.numpy.") :]
+        return None
+
+    # elementwise with no one-call native here
+    def ew_erf(self, x: Any) -> Any:
+        if self.name == "jax":
+            return native("jax.scipy.special.erf")(x)
+        # numpy has no erf: Abramowitz & Stegun 7.1.26 refined by one Newton step on the
+        # complementary form is overkill; W. J. Cody's rational form is long. We use the
+        # high-accuracy series of erf via erfc's continued fraction? Keep it simple and
+        # exact to float32: erf(x) = sign(x) * (1 - t * exp(-x^2 + P(t))) (Numerical
+        # Recipes' erfc approximation, fractional error < 1.2e-7 everywhere).
+        xp = self.xp
+        z = xp.abs(x)
+        t = 1.0 / (1.0 + 0.5 * z)
+        poly = -1.26551223 + t * (
+            1.00002368
+            + t
+            * (
+                0.37409196
+                + t
+                * (
+                    0.09678418
+                    + t
+                    * (
+                        -0.18628806
+                        + t
+                        * (
+                            0.27886807
+                            + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))
+                        )
+                    )
+                )
+            )
+        )
+        erfc = t * xp.exp(-z * z + poly)
+        return xp.sign(x) * (1.0 - erfc)
+
+    def ew_rsqrt(self, x: Any) -> Any:
+        return 1.0 / self.xp.sqrt(x)
+
+    def ew_sigmoid(self, x: Any) -> Any:
+        if self.name == "jax":
+            return native("jax.nn.sigmoid")(x)
+        return 1.0 / (1.0 + self.xp.exp(-x))
+
+    # creation
+    def asarray(self, value: Any, dtype: str | None = None) -> Any:
+        return self.xp.asarray(value, dtype=None if dtype is None else self.dtype(dtype))
+
+    def full(self, shape: Sequence[Any], value: Any, dtype: str) -> Any:
+        return self.xp.full(tuple(shape), value, dtype=self.dtype(dtype))
+
+    def arange(self, start: Any, stop: Any, step: Any, dtype: str) -> Any:
+        return self.xp.arange(start, stop, step, dtype=self.dtype(dtype))
+
+    def cast(self, x: Any, dtype: str) -> Any:
+        return x.astype(self.dtype(dtype))
+
+    def shape(self, x: Any) -> tuple[Any, ...]:
+        return tuple(x.shape)
+
+    # manipulation
+    def reshape(self, x: Any, shape: Sequence[Any]) -> Any:
+        return self.xp.reshape(x, tuple(shape))
+
+    def transpose(self, x: Any, perm: Sequence[int]) -> Any:
+        return self.xp.transpose(x, tuple(perm))
+
+    def expand_dims(self, x: Any, axis: int) -> Any:
+        return self.xp.expand_dims(x, axis)
+
+    def squeeze(self, x: Any, axis: Any = None) -> Any:
+        return self.xp.squeeze(x, _norm_axis(axis))
+
+    def broadcast_to(self, x: Any, shape: Sequence[Any]) -> Any:
+        return self.xp.broadcast_to(x, tuple(shape))
+
+    def concat(self, xs: Sequence[Any], axis: int) -> Any:
+        return self.xp.concatenate(list(xs), axis=axis)
+
+    def stack(self, xs: Sequence[Any], axis: int) -> Any:
+        return self.xp.stack(list(xs), axis=axis)
+
+    def split(self, x: Any, sizes: Sequence[Any], axis: int) -> list[Any]:
+        idx, acc = [], 0
+        for s in list(sizes)[:-1]:
+            acc = acc + s
+            idx.append(acc)
+        return list(self.xp.split(x, idx, axis=axis))
+
+    def take(self, x: Any, idx: Any, axis: int) -> Any:
+        return self.xp.take(x, idx, axis=axis)
+
+    def take_along_axis(self, x: Any, idx: Any, axis: int) -> Any:
+        return self.xp.take_along_axis(x, idx, axis=axis)
+
+    def where(self, cond: Any, a: Any, b: Any) -> Any:
+        return self.xp.where(cond, a, b)
+
+    def getitem(self, x: Any, key: Any) -> Any:
+        return x[key]
+
+    def pad(self, x: Any, pads: Sequence[tuple[Any, Any]], mode: str = "constant", value: Any = 0) -> Any:
+        if mode == "constant":
+            return self.xp.pad(x, [tuple(p) for p in pads], mode="constant", constant_values=value)
+        return self.xp.pad(x, [tuple(p) for p in pads], mode={"replicate": "edge", "circular": "wrap"}.get(mode, mode))
+
+    def tile(self, x: Any, reps: Sequence[Any]) -> Any:
+        return self.xp.tile(x, tuple(reps))
+
+    def flip(self, x: Any, axes: Sequence[int]) -> Any:
+        return self.xp.flip(x, tuple(axes))
+
+    def roll(self, x: Any, shift: Any, axis: Any) -> Any:
+        return self.xp.roll(x, shift, axis=axis)
+
+    def cumsum(self, x: Any, axis: int) -> Any:
+        return self.xp.cumsum(x, axis=axis)
+
+    def cumprod(self, x: Any, axis: int) -> Any:
+        return self.xp.cumprod(x, axis=axis)
+
+    def repeat(self, x: Any, repeats: Any, axis: int) -> Any:
+        return self.xp.repeat(x, repeats, axis=axis)
+
+    # reductions
+    def reduce(self, kind: str, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        fn = getattr(self.xp, {"max": "max", "min": "min"}.get(kind, kind))
+        return fn(x, axis=_norm_axis(axis), keepdims=keepdims)
+
+    def argmax(self, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        return self.xp.argmax(x, axis=axis, keepdims=keepdims)
+
+    def argmin(self, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        return self.xp.argmin(x, axis=axis, keepdims=keepdims)
+
+    def sort(self, x: Any, axis: int, descending: bool = False) -> Any:
+        s = self.xp.sort(x, axis=axis)
+        return self.xp.flip(s, axis) if descending else s
+
+    def argsort(self, x: Any, axis: int, descending: bool = False) -> Any:
+        if descending:
+            return self.xp.argsort(-x, axis=axis, kind="stable") if self.name == "numpy" else self.xp.argsort(-x, axis=axis, stable=True)
+        return self.xp.argsort(x, axis=axis, kind="stable") if self.name == "numpy" else self.xp.argsort(x, axis=axis, stable=True)
+
+    # linear algebra
+    def matmul(self, a: Any, b: Any) -> Any:
+        return self.xp.matmul(a, b)
+
+    def einsum(self, eq: str, *xs: Any) -> Any:
+        return self.xp.einsum(eq, *xs)
+
+    # nn
+    def channel_affine(self, x: Any, scale: Any, shift: Any) -> Any:
+        """``x * scale + shift`` with per-channel vectors along axis 1 (NC... layout); either
+        may be ``None``."""
+        shape = [-1] + [1] * (len(x.shape) - 2)
+        if scale is not None:
+            x = x * self.xp.reshape(scale, shape)
+        if shift is not None:
+            x = x + self.xp.reshape(shift, shape)
+        return x
+
+    def conv(
+        self,
+        x: Any,
+        w: Any,
+        stride: Sequence[int],
+        pads: Sequence[tuple[int, int]],
+        dilation: Sequence[int],
+        groups: int,
+    ) -> Any:
+        """N-d convolution, NC... layout, weights O I/groups ..., explicit padding pairs."""
+        if self.name == "jax":
+            lax = native("jax.lax.conv_general_dilated")
+            nd = len(stride)
+            sp = "DHW"[-nd:] if nd <= 3 else None
+            dn = ("NC" + sp, "OI" + sp, "NC" + sp)
+            return lax(
+                x,
+                w,
+                window_strides=tuple(stride),
+                padding=[tuple(p) for p in pads],
+                rhs_dilation=tuple(dilation),
+                dimension_numbers=dn,
+                feature_group_count=groups,
+            )
+        return _numpy_conv(self.xp, x, w, stride, pads, dilation, groups)
+
+    def pool(
+        self,
+        kind: str,
+        x: Any,
+        kernel: Sequence[int],
+        stride: Sequence[int],
+        pads: Sequence[tuple[int, int]],
+        dilation: Sequence[int] = (),
+    ) -> Any:
+        """Max or sum pooling over the trailing spatial dims (NC... layout); padding with
+        -inf (max) or 0 (sum)."""
+        nd = len(kernel)
+        dilation = tuple(dilation) or (1,) * nd
+        if self.name == "jax":
+            rw = native("jax.lax.reduce_window")
+            import jax.numpy as jnp
+            from jax import lax as _lax
+
+            init = -jnp.inf if kind == "max" else 0.0
+            op = _lax.max if kind == "max" else _lax.add
+            return rw(
+                x,
+                jnp.asarray(init, x.dtype),
+                op,
+                (1, 1, *kernel),
+                (1, 1, *stride),
+                [(0, 0), (0, 0), *[tuple(p) for p in pads]],
+                window_dilation=(1, 1, *dilation),
+            )
+        return _numpy_pool(self.xp, kind, x, kernel, stride, pads, dilation)
+
+
+def _numpy_windows(xp: Any, x: Any, kernel, stride, dilation) -> Any:
+    """Windows of the trailing len(kernel) dims: shape (N, C, *out, *kernel)."""
+    nd = len(kernel)
+    eff = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+    win = xp.lib.stride_tricks.sliding_window_view(x, eff, axis=tuple(range(-nd, 0)))
+    sl = (Ellipsis,) + tuple(slice(None, None, s) for s in stride) + tuple(
+        slice(None, None, d) for d in dilation
+    )
+    # sliding_window_view puts window dims last, after the output dims
+    index = (slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride) + tuple(
+        slice(None, None, d) for d in dilation
+    )
+    del sl
+    return win[index]
+
+
+def _numpy_conv(xp, x, w, stride, pads, dilation, groups):
+    nd = len(stride)
+    x = xp.pad(x, [(0, 0), (0, 0), *[tuple(p) for p in pads]])
+    win = _numpy_windows(xp, x, w.shape[2:], stride, dilation)  # N, C, *out, *k
+    n, c = x.shape[0], x.shape[1]
+    o = w.shape[0]
+    cg, og = c // groups, o // groups
+    outs = []
+    letters = "hwdxyz"[:nd]
+    kl = "klmnpq"[:nd]
+    eq = f"bc{letters}{kl},oc{kl}->bo{letters}"
+    for g in range(groups):
+        xg = win[:, g * cg : (g + 1) * cg]
+        wg = w[g * og : (g + 1) * og]
+        outs.append(xp.einsum(eq, xg, wg))
+    del n
+    return outs[0] if groups == 1 else xp.concatenate(outs, axis=1)
+
+
+def _numpy_pool(xp, kind, x, kernel, stride, pads, dilation):
+    nd = len(kernel)
+    fill = -math.inf if kind == "max" else 0.0
+    x = xp.pad(x, [(0, 0), (0, 0), *[tuple(p) for p in pads]], constant_values=fill)
+    win = _numpy_windows(xp, x, kernel, stride, dilation)
+    axes = tuple(range(-nd, 0))
+    return win.max(axis=axes) if kind == "max" else win.sum(axis=axes)
+
+
+# --------------------------------------------------------------------------- tensorflow
+
+
+class TensorFlowTarget(Target):
+    """TensorFlow: its own names and argument conventions; NHWC-only convolutions on CPU
+    (convs are written NHWC between transposes that the layout pass then cancels)."""
+
+    name = "tensorflow"
+
+    def __init__(self) -> None:
+        import tensorflow as tf
+
+        self.tf = tf
+        self.array_types = (tf.Tensor, tf.Variable)
+
+    def dtype(self, dtype: str) -> Any:
+        return getattr(self.tf, dtype)
+
+    def _extra_native(self, name: str, tf_name: str | None, jax_name: str | None) -> str | None:
+        return tf_name
+
+    def ew_log2(self, x: Any) -> Any:
+        return self.tf.math.log(x) / math.log(2.0)
+
+    def ew_log10(self, x: Any) -> Any:
+        return self.tf.math.log(x) / math.log(10.0)
+
+    def ew_exp2(self, x: Any) -> Any:
+        return self.tf.math.pow(self.tf.constant(2.0, x.dtype), x)
+
+    def ew_trunc(self, x: Any) -> Any:
+        return self.tf.math.sign(x) * self.tf.math.floor(self.tf.math.abs(x))
+
+    def ew_round(self, x: Any, decimals: int = 0) -> Any:
+        if decimals:
+            f = 10.0**decimals
+            return self.tf.math.round(x * f) / f
+        return self.tf.math.round(x)
+
+    def asarray(self, value: Any, dtype: str | None = None) -> Any:
+        return self.tf.convert_to_tensor(value, dtype=None if dtype is None else self.dtype(dtype))
+
+    def full(self, shape: Sequence[Any], value: Any, dtype: str) -> Any:
+        return self.tf.fill(list(shape), self.tf.constant(value, self.dtype(dtype)))
+
+    def arange(self, start: Any, stop: Any, step: Any, dtype: str) -> Any:
+        return self.tf.range(start, stop, step, dtype=self.dtype(dtype))
+
+    def cast(self, x: Any, dtype: str) -> Any:
+        return self.tf.cast(x, self.dtype(dtype))
+
+    def shape(self, x: Any) -> tuple[Any, ...]:
+        return tuple(x.shape)
+
+    def reshape(self, x: Any, shape: Sequence[Any]) -> Any:
+        return self.tf.reshape(x, list(shape))
+
+    def transpose(self, x: Any, perm: Sequence[int]) -> Any:
+        return self.tf.transpose(x, list(perm))
+
+    def expand_dims(self, x: Any, axis: int) -> Any:
+        return self.tf.expand_dims(x, axis)
+
+    def squeeze(self, x: Any, axis: Any = None) -> Any:
+        if isinstance(axis, int):
+            axis = [axis]
+        return self.tf.squeeze(x, axis)
+
+    def broadcast_to(self, x: Any, shape: Sequence[Any]) -> Any:
+        return self.tf.broadcast_to(x, list(shape))
+
+    def concat(self, xs: Sequence[Any], axis: int) -> Any:
+        return self.tf.concat(list(xs), axis)
+
+    def stack(self, xs: Sequence[Any], axis: int) -> Any:
+        return self.tf.stack(list(xs), axis)
+
+    def split(self, x: Any, sizes: Sequence[Any], axis: int) -> list[Any]:
+        return list(self.tf.split(x, list(sizes), axis))
+
+    def take(self, x: Any, idx: Any, axis: int) -> Any:
+        return self.tf.gather(x, idx, axis=axis)
+
+    def take_along_axis(self, x: Any, idx: Any, axis: int) -> Any:
+        return self.tf.experimental.numpy.take_along_axis(x, idx, axis)
+
+    def where(self, cond: Any, a: Any, b: Any) -> Any:
+        return self.tf.where(cond, a, b)
+
+    def getitem(self, x: Any, key: Any) -> Any:
+        return x[key]
+
+    def pad(self, x: Any, pads: Sequence[tuple[Any, Any]], mode: str = "constant", value: Any = 0) -> Any:
+        if mode == "constant":
+            return self.tf.pad(x, [list(p) for p in pads], constant_values=value)
+        tf_mode = {"reflect": "REFLECT", "symmetric": "SYMMETRIC"}.get(mode)
+        if tf_mode is None:
+            raise NotImplementedError(f"tensorflow has no {mode!r} padding")
+        return self.tf.pad(x, [list(p) for p in pads], mode=tf_mode)
+
+    def tile(self, x: Any, reps: Sequence[Any]) -> Any:
+        return self.tf.tile(x, list(reps))
+
+    def flip(self, x: Any, axes: Sequence[int]) -> Any:
+        return self.tf.reverse(x, list(axes))
+
+    def roll(self, x: Any, shift: Any, axis: Any) -> Any:
+        return self.tf.roll(x, shift, axis)
+
+    def cumsum(self, x: Any, axis: int) -> Any:
+        return self.tf.math.cumsum(x, axis=axis)
+
+    def cumprod(self, x: Any, axis: int) -> Any:
+        return self.tf.math.cumprod(x, axis=axis)
+
+    def repeat(self, x: Any, repeats: Any, axis: int) -> Any:
+        return self.tf.repeat(x, repeats, axis=axis)
+
+    def reduce(self, kind: str, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        fn = getattr(self.tf.math, "reduce_" + kind)
+        if isinstance(axis, tuple):
+            axis = list(axis)
+        return fn(x, axis=axis, keepdims=keepdims)
+
+    def _arg(self, fn: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+        if axis is None:
+            r = fn(self.tf.reshape(x, [-1]), axis=0, output_type=self.tf.int64)
+            return self.tf.reshape(r, [1] * len(x.shape)) if keepdims else r
+        r = fn(x, axis=axis, output_type=self.tf.int64)
+        return self.tf.expand_dims(r, axis) if keepdims else r
+
+    def argmax(self, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        return self._arg(self.tf.math.argmax, x, axis, keepdims)
+
+    def argmin(self, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        return self._arg(self.tf.math.argmin, x, axis, keepdims)
+
+    def sort(self, x: Any, axis: int, descending: bool = False) -> Any:
+        return self.tf.sort(x, axis=axis, direction="DESCENDING" if descending else "ASCENDING")
+
+    def argsort(self, x: Any, axis: int, descending: bool = False) -> Any:
+        return self.tf.argsort(
+            x, axis=axis, direction="DESCENDING" if descending else "ASCENDING", stable=True
+        )
+
+    def matmul(self, a: Any, b: Any) -> Any:
+        if len(a.shape) == 1 or len(b.shape) == 1:
+            return self.tf.tensordot(a, b, axes=[[len(a.shape) - 1], [len(b.shape) - 2 if len(b.shape) > 1 else 0]])
+        return self.tf.linalg.matmul(a, b)
+
+    def einsum(self, eq: str, *xs: Any) -> Any:
+        return self.tf.einsum(eq, *xs)
+
+    def channel_affine(self, x: Any, scale: Any, shift: Any) -> Any:
+        """Per-channel ``x * scale + shift`` (NC... layout), written channels-last between
+        transposes for the layout pass to cancel."""
+        rank = len(x.shape)
+        if rank <= 2:
+            y = x if scale is None else x * scale
+            return y if shift is None else y + shift
+        y = self.tf.transpose(x, [0, *range(2, rank), 1])
+        if scale is not None:
+            y = y * scale
+        if shift is not None:
+            y = y + shift
+        return self.tf.transpose(y, [0, rank - 1, *range(1, rank - 1)])
+
+    def conv(self, x, w, stride, pads, dilation, groups) -> Any:
+        """NCHW convolution written NHWC inside (TensorFlow on CPU has no NCHW conv): the
+        transposes around it are left for the layout pass to cancel."""
+        tf = self.tf
+        nd = len(stride)
+        if nd not in (1, 2):
+            raise NotImplementedError(f"tensorflow conv with {nd} spatial dims")
+        to_last = [0, *range(2, 2 + nd), 1]
+        to_first = [0, nd + 1, *range(1, nd + 1)]
+        xt = tf.transpose(x, to_last)
+        if any(p != (0, 0) for p in pads):
+            xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]])
+        cin = int(x.shape[1])
+        cout = int(w.shape[0])
+        if nd == 1:
+            xt = tf.expand_dims(xt, 1)
+            w = tf.expand_dims(w, 2)
+            stride, dilation = (1, *stride), (1, *dilation)
+        if groups == 1:
+            kern = tf.transpose(w, [2, 3, 1, 0])  # OIHW -> HWIO
+            y = tf.nn.conv2d(xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation))
+        elif groups == cin and cout % cin == 0:
+            kern = tf.transpose(w, [2, 3, 0, 1])  # (O, 1, H, W) -> (H, W, O, 1)
+            kern = tf.reshape(kern, [int(w.shape[2]), int(w.shape[3]), cin, cout // cin])
+            if stride[0] != stride[1]:
+                raise NotImplementedError("depthwise conv with unequal strides on tensorflow")
+            y = tf.nn.depthwise_conv2d(
+                xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation)
+            )
+        else:
+            kern = tf.transpose(w, [2, 3, 1, 0])
+            y = tf.nn.conv2d(xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation))
+        if nd == 1:
+            y = tf.squeeze(y, [1])
+        return tf.transpose(y, to_first)
+
+    def pool(self, kind, x, kernel, stride, pads, dilation=()) -> Any:
+        tf = self.tf
+        nd = len(kernel)
+        if nd != 2 or any(d != 1 for d in dilation):
+            raise NotImplementedError("tensorflow pooling: 2-d, undilated only")
+        xt = tf.transpose(x, [0, 2, 3, 1])
+        if any(p != (0, 0) for p in pads):
+            fill = float("-inf") if kind == "max" else 0.0
+            xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]], constant_values=fill)
+        if kind == "max":
+            y = tf.nn.max_pool2d(xt, list(kernel), list(stride), "VALID")
+        else:
+            y = tf.nn.avg_pool2d(xt, list(kernel), list(stride), "VALID") * float(kernel[0] * kernel[1])
+        return tf.transpose(y, [0, 3, 1, 2])
+
+
+class _JaxTarget(ArrayNamespaceTarget):
+    def canonical_dtype(self, dtype: str) -> str:
+        import jax
+
+        if not jax.config.jax_enable_x64:
+            return _INT_DOWNCAST_32.get(dtype, dtype)
+        return dtype
+
+
+def _make(name: str) -> Target:
+    if name == "tensorflow":
+        return TensorFlowTarget()
+    if name == "jax":
+        import jax.numpy as jnp
+
+        return _JaxTarget(jnp, "jax")
+    if name == "numpy":
+        import numpy as np
+
+        return ArrayNamespaceTarget(np, "numpy")
+    raise ValueError(f"unknown target {name!r}; choose one of {', '.join(TARGETS)}")
+
+
+TARGETS = ("tensorflow", "jax", "numpy")
+"""The frameworks ivytrace translates into."""
+
+
+@functools.cache
+def get_target(name: str) -> Target:
+    """The (stateless, cached) target of that name."""
+    return _make(name)

@@ -1,0 +1,410 @@
+"""Translating a traced graph into another framework: a Graph -> Graph rewrite.
+
+How, in the manner of JAX's ``eval_jaxpr`` under a new trace: the source graph is run
+node by node on arrays of the target framework, each node through the rule its op name
+looks up in the source framework's rule table, and that run is itself traced by
+``ivytrace_intercept``. What the rules call is recorded as nodes of the target
+framework, so the result is an ordinary ivytrace graph of target ops, and everything
+the tracer knows carries over: sizes read from target arrays are tracked (a translated
+graph takes new batch sizes and sequence lengths), comparisons of them become guards,
+each recorded node carries the user's source line of the source node it came from.
+
+Parameters and buffers reached from a traced module are found by their ``state_dict``
+keys (the attribute path of the reads), converted to the target once, and become the
+first input of the translated graph (a dict keyed by those names): the graph is a pure
+function of ``(params, *args, **kwargs)``.
+
+Every translated node is checked against the value the source run computed (shape,
+dtype, max abs error); the first that diverges is named with its source line, and an
+untranslatable graph gets one error listing every op without a rule.
+"""
+
+from __future__ import annotations
+
+import collections
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ivytrace_intercept import IdentityMap, is_tracked_scalar, source_hint, trace
+from ivytrace_ir import (
+    Const,
+    Graph,
+    Node,
+    Opaque,
+    Symbol,
+    TensorSpec,
+    Value,
+    flatten,
+    framework_of,
+    map_arg,
+    to_numpy,
+    unflatten,
+)
+from ivytrace_passes import default_pipeline, run_pipeline
+from ivytrace_passes.interpret import call_node, eval_arg, tree_leaves
+
+from .errors import NodeCheck, TranspileError, UnsupportedOpsError, ValidationError
+from .targets import Target, get_target
+
+__all__ = ["STRUCTURAL", "RuleContext", "Translation", "translate_graph"]
+
+STRUCTURAL = frozenset({"ivytrace.getattr", "ivytrace.getitem", "ivytrace.guard"})
+"""Structural ops the translator handles itself (reads of module state, guards)."""
+
+_CONTAINERS = frozenset({"_modules", "_parameters", "_buffers"})
+
+
+@dataclass(frozen=True, slots=True)
+class RuleContext:
+    """What a rule knows besides its arguments: the target, the source node, and the
+    source framework's values for the node on the example inputs (for static facts such
+    as dtypes and ranks only; a rule never bakes a value from them)."""
+
+    target: Target
+    """The framework being translated into."""
+    node: Node
+    """The source node."""
+    ref_args: tuple[Any, ...]
+    """The node's positional arguments as the source run saw them."""
+    ref_kwargs: Mapping[str, Any]
+    """Its keyword arguments as the source run saw them."""
+    ref_out: Any
+    """What the source call returned."""
+    specs: IdentityMap
+    """Target array -> the spec of the source value it stands for (for every array the
+    translated run has made so far): dtypes without reading the target array."""
+
+    def out_spec(self, i: int = 0) -> TensorSpec:
+        """The spec of the node's ``i``-th output."""
+        spec = self.node.outputs[i].spec
+        if not isinstance(spec, TensorSpec):
+            raise TypeError(f"output {i} of {self.node.op} is not an array")
+        return spec
+
+    def out_dtype(self, i: int = 0) -> str:
+        """The target's dtype for the node's ``i``-th output (canonical name)."""
+        return self.target.canonical_dtype(self.out_spec(i).dtype)
+
+    def dtype(self, native: Any) -> str:
+        """A source framework's dtype object (``torch.float32``) as the target's canonical
+        dtype name."""
+        name = str(getattr(native, "name", None) or native).rsplit(".", 1)[-1]
+        name = {"float": "float32", "double": "float64", "long": "int64", "int": "int32",
+                "half": "float16", "bool_": "bool"}.get(name, name)  # fmt: skip
+        return self.target.canonical_dtype(name)
+
+    def dtype_of(self, x: Any) -> str:
+        """The target's canonical dtype of a target array, from the source spec it stands
+        for (no dtype read is recorded) or, for an array a rule made, from the array."""
+        spec = self.specs.get(x)
+        if isinstance(spec, TensorSpec):
+            return self.target.canonical_dtype(spec.dtype)
+        return self.target.canonical_dtype(
+            str(x.dtype).rsplit(".", 1)[-1].replace("bool_", "bool").strip("'>")
+        )
+
+    def ref_dtype(self, arg: Any) -> str | None:
+        """The canonical dtype of a source-side argument value, if it is an array."""
+        if framework_of(arg) is None:
+            return None
+        return self.dtype(arg.dtype)
+
+
+Rule = Callable[..., Any]
+"""``rule(cx: RuleContext, *args, **kwargs)``: the node's call, with target arrays in place
+of source arrays; returns what the source call returned, in the same structure."""
+
+
+@dataclass(frozen=True)
+class Translation:
+    """A translated graph, ready to run."""
+
+    graph: Graph
+    """The target graph: a function of ``(params, *args, **kwargs)``."""
+    params: dict[str, Any]
+    """Parameter and buffer name (``state_dict`` key) -> target array."""
+    source: Graph
+    """The source graph it was translated from."""
+    checks: tuple[NodeCheck, ...]
+    """Per-node validation against the source run."""
+    target: str
+    """The target framework."""
+    output: Any = field(default=None, repr=False)
+    """What the translated run returned on the example inputs."""
+
+
+def _missing_rules(graph: Graph, rules: Mapping[str, Rule]) -> dict[str, list[Any]]:
+    missing: dict[str, list[Any]] = collections.defaultdict(list)
+    for node in graph.nodes:
+        if node.op not in rules and node.op not in STRUCTURAL:
+            missing[node.op].append(node.meta.source)
+    return dict(missing)
+
+
+def unsupported_report(missing: Mapping[str, list[Any]], target: str, name: str) -> str:
+    """The one message that lists every op without a rule, with counts and lines."""
+    lines = [
+        f"cannot translate {name!r} to {target}: {len(missing)} op(s) have no translation "
+        f"rule ({sum(len(v) for v in missing.values())} call(s)):"
+    ]
+    for op, locs in sorted(missing.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        where = sorted({f"{loc}: {loc.code}" for loc in locs if loc is not None})
+        shown = "; ".join(where[:3]) + (f"; ... {len(where) - 3} more" if len(where) > 3 else "")
+        lines.append(f"  {op}  x{len(locs)}" + (f"  at {shown}" if shown else ""))
+    return "\n".join(lines)
+
+
+def _state_paths(graph: Graph, env: Mapping[int, Any]) -> tuple[dict[int, str], dict[str, Any]]:
+    """The attribute path of every structural read from an external (``encoder.layer.0``),
+    and the source-framework arrays reached that way by their ``state_dict`` key."""
+    paths: dict[int, str] = {}
+    for e in graph.externals:
+        paths[e.value.id] = "" if e.name == "self" else e.name
+    arrays: dict[str, Any] = {}
+    for node in graph.nodes:
+        if node.op not in ("ivytrace.getattr", "ivytrace.getitem"):
+            continue
+        owner, key = node.args[0], node.args[1]
+        if not isinstance(owner, Value) or owner.id not in paths or not isinstance(key, str | int):
+            continue
+        base = paths[owner.id]
+        path = base if key in _CONTAINERS else (f"{base}.{key}" if base else str(key))
+        out = node.outputs[0]
+        paths[out.id] = path
+        if framework_of(env.get(out.id)) is not None:
+            arrays.setdefault(path, env[out.id])
+    return paths, arrays
+
+
+def _reference_run(graph: Graph, args: tuple, kwargs: dict) -> dict[int, Any]:
+    """Every value of ``graph`` on the example inputs, by value id."""
+    leaves = flatten((args, kwargs), lambda o: framework_of(o) is not None)[0]
+    env: dict[int, Any] = {v.id: x for v, x in zip(graph.inputs, leaves)}
+    for e in graph.externals:
+        env[e.value.id] = e.obj
+    for node in graph.nodes:
+        result = call_node(node, env, graph.constants)
+        for v, x in zip(node.outputs, tree_leaves(node.out_tree, result), strict=True):
+            env[v.id] = x
+    return env
+
+
+def to_target(x: Any, target: Target, dtype: str | None = None) -> Any:
+    """A source array as a target array (through numpy), keeping its dtype where the
+    target has it."""
+    arr = np.array(to_numpy(x), copy=True)  # never shares memory with the source
+    want = target.canonical_dtype(dtype or str(arr.dtype))
+    if want != str(arr.dtype):
+        if np.issubdtype(arr.dtype, np.integer) and arr.size:
+            info = np.iinfo(want) if np.issubdtype(np.dtype(want), np.integer) else None
+            if info is not None and (arr.min() < info.min or arr.max() > info.max):
+                raise TranspileError(
+                    f"an integer array of {arr.dtype} holds values outside {want}, the widest "
+                    f"integer type {target.name} uses here (for jax, enable jax_enable_x64)"
+                )
+        arr = arr.astype(want)
+    return target.asarray(arr)
+
+
+def _compare(ref: Any, got: Any) -> tuple[bool, float, str]:
+    """(ok, max abs err, what differs) for one output of a node."""
+    if framework_of(ref) is None:
+        if (isinstance(ref, bool | int | float) and not isinstance(ref, bool)) or is_tracked_scalar(got):
+            ok = float(ref) == float(got) or abs(float(ref) - float(got)) <= 1e-5 * (1 + abs(float(ref)))
+            return ok, abs(float(ref) - float(got)) if ok else float("inf"), "" if ok else f"{got!r} != {ref!r}"
+        return True, 0.0, ""
+    if framework_of(got) is None:
+        return False, float("inf"), f"got a {type(got).__name__}, not an array"
+    r, g = to_numpy(ref), to_numpy(got)
+    if r.shape != g.shape:
+        return False, float("inf"), f"shape {tuple(g.shape)} != {tuple(r.shape)}"
+    if r.dtype.kind != g.dtype.kind and not (r.dtype.kind in "iu" and g.dtype.kind in "iu"):
+        return False, float("inf"), f"dtype {g.dtype} != {r.dtype}"
+    if r.size == 0:
+        return True, 0.0, ""
+    if r.dtype.kind in "biu":
+        bad = int(np.count_nonzero(r != g))
+        return bad == 0, float(np.max(np.abs(r.astype(np.float64) - g.astype(np.float64)))), (
+            f"{bad} element(s) differ" if bad else ""
+        )
+    r64, g64 = r.astype(np.complex128 if r.dtype.kind == "c" else np.float64), g.astype(
+        np.complex128 if g.dtype.kind == "c" else np.float64
+    )
+    same_nan = np.isnan(r64) == np.isnan(g64)
+    finite = np.isfinite(r64) & np.isfinite(g64)
+    same_inf = np.where(np.isinf(r64) | np.isinf(g64), r64 == g64, True)
+    err = float(np.max(np.abs(r64 - g64)[finite])) if finite.any() else 0.0
+    scale = float(np.max(np.abs(r64[finite]))) if finite.any() else 0.0
+    tol = 1e-3 * (1.0 + scale) if r.dtype.itemsize >= 4 else 2e-2 * (1.0 + scale)
+    ok = bool(same_nan.all() and same_inf.all()) and err <= tol
+    what = "" if ok else (f"max abs err {err:.3g} > {tol:.3g}" if err > tol else "nan/inf differ")
+    return ok, err, what
+
+
+def _check(index: int, node: Node, ref_leaves: list[Any], got_leaves: list[Any]) -> NodeCheck:
+    worst, detail, ok = 0.0, "", True
+    for r, g in zip(ref_leaves, got_leaves):
+        o, err, what = _compare(r, g)
+        worst = max(worst, err)
+        if not o and ok:
+            ok, detail = False, what
+    return NodeCheck(index, node.op, node.meta.source, ok, worst, detail)
+
+
+def translate_graph(
+    graph: Graph,
+    target: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    rules: Mapping[str, Rule],
+    *,
+    validate: bool = True,
+) -> Translation:
+    """Translate ``graph`` (a source-framework graph traced on ``args``/``kwargs``) into
+    ``target`` with ``rules``; check every node against the source run."""
+    name = graph.meta.name
+    missing = _missing_rules(graph, rules)
+    if missing:
+        raise UnsupportedOpsError(unsupported_report(missing, target, name), missing)
+    tgt = get_target(target)
+    ref = _reference_run(graph, args, kwargs)
+    paths, state = _state_paths(graph, ref)
+    params = {k: to_target(v, tgt) for k, v in state.items()}
+    consts = {i: to_target(c.data, tgt) for i, c in enumerate(graph.constants)}
+    array_ids = {
+        out.id for n in graph.nodes for out in n.outputs if paths.get(out.id) in state
+    }
+
+    def conv_input(x: Any) -> Any:
+        return to_target(x, tgt) if framework_of(x) is not None else x
+
+    t_args, t_kwargs = map_arg((tuple(args), dict(kwargs)), conv_input)
+    produced: list[tuple[int, list[Any]]] = []
+
+    def leaf_value(a: Any, env: dict[int, Any]) -> Any:
+        if isinstance(a, Value):
+            return env[a.id]
+        if isinstance(a, Const):
+            return consts[a.index]
+        if isinstance(a, Symbol):
+            return eval_arg(a, {}, ())
+        if isinstance(a, Opaque):
+            return a.obj
+        return a
+
+    def run(params_in: dict[str, Any], *r_args: Any, **r_kwargs: Any) -> Any:
+        leaves = flatten((r_args, r_kwargs), tgt.is_array)[0]
+        env: dict[int, Any] = {v.id: x for v, x in zip(graph.inputs, leaves)}
+        specs = IdentityMap()
+        for v, x in zip(graph.inputs, leaves):
+            specs.set(x, v.spec)
+        for ci, carr in consts.items():
+            specs.set(carr, graph.constants[ci].spec)
+        for e in graph.externals:
+            env[e.value.id] = e.obj
+        for i, node in enumerate(graph.nodes):
+            if node.op in ("ivytrace.getattr", "ivytrace.getitem"):
+                out = node.outputs[0]
+                if out.id in array_ids:
+                    env[out.id] = params_in[paths[out.id]]
+                    specs.set(env[out.id], out.spec)
+                else:
+                    env[out.id] = ref[out.id]
+                continue
+            t_args_n = [map_arg(a, lambda a: leaf_value(a, env)) for a in node.args]
+            t_kw_n = {k: map_arg(v, lambda a: leaf_value(a, env)) for k, v in node.kwargs}
+            with source_hint(node.meta.source):
+                if node.op == "ivytrace.guard":
+                    _guard(node, t_args_n[0], t_args_n[1])
+                    continue
+                cx = RuleContext(
+                    tgt,
+                    node,
+                    tuple(eval_arg(a, ref, graph.constants) for a in node.args),
+                    {k: eval_arg(v, ref, graph.constants) for k, v in node.kwargs},
+                    _ref_result(node, ref),
+                    specs,
+                )
+                try:
+                    result = rules[node.op](cx, *t_args_n, **t_kw_n)
+                except TranspileError:
+                    raise
+                except Exception as exc:
+                    _raise_first_divergence(graph, produced, ref)
+                    where = f" at {node.meta.source}: {node.meta.source.code}" if node.meta.source else ""
+                    raise TranspileError(
+                        f"translating node {i} {node.op}{where} to {target} failed: "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+            got = tree_leaves(node.out_tree, result)
+            if len(got) != len(node.outputs):
+                raise TranspileError(f"rule for {node.op} returned {len(got)} values, expected {len(node.outputs)}")
+            for v, x in zip(node.outputs, got):
+                env[v.id] = x
+                if tgt.is_array(x):
+                    specs.set(x, v.spec)
+            produced.append((i, got))
+        outs = [map_arg(o, lambda a: leaf_value(a, env)) for o in graph.outputs]
+        return unflatten(graph.out_tree, outs)
+
+    res = trace(run, (params, *t_args), t_kwargs, name=name, frameworks=(target,))
+    checks = tuple(
+        _check(i, graph.nodes[i], [ref[v.id] for v in graph.nodes[i].outputs], got)
+        for i, got in produced
+    )
+    if validate:
+        bad = next((c for c in checks if not c.ok), None)
+        if bad is not None:
+            raise _validation_error(bad, target)
+    passes = default_pipeline(array_caching=True, include_generators=True, drawn=res.drawn)
+    clean = run_pipeline(res.graph, passes)
+    if target == "tensorflow":
+        from .layout import optimize_transposes
+
+        clean = run_pipeline(clean, [optimize_transposes])
+    return Translation(clean, params, graph, checks, target, res.output)
+
+
+def _validation_error(bad: NodeCheck, target: str) -> ValidationError:
+    where = f" at {bad.source}: {bad.source.code}" if bad.source else ""
+    return ValidationError(
+        f"the {target} translation of node {bad.index} {bad.op}{where} diverges from the "
+        f"source on the example inputs: {bad.detail}",
+        bad,
+    )
+
+
+def _raise_first_divergence(graph: Graph, produced: list, ref: Mapping[int, Any]) -> None:
+    """When a rule fails, an earlier wrong node is the likelier culprit: name it."""
+    for i, got in produced:
+        c = _check(i, graph.nodes[i], [ref[v.id] for v in graph.nodes[i].outputs], got)
+        if not c.ok:
+            raise _validation_error(c, "target")
+
+
+def _ref_result(node: Node, ref: Mapping[int, Any]) -> Any:
+    leaves = [ref[v.id] for v in node.outputs]
+    return unflatten(node.out_tree, leaves) if node.out_tree.kind != "leaf" else leaves[0]
+
+
+def _guard(node: Node, value: Any, expected: Any) -> None:
+    """A decision the source run made: the same decision on the target, guarded again
+    there when the value is tracked (a comparison of a tracked size records its guard)."""
+    same = value == expected
+    if framework_of(same) is not None:
+        same = bool(same)
+    if not same:
+        where = f" at {node.meta.source}" if node.meta.source else ""
+        raise TranspileError(
+            f"the translated code took another branch{where} ({node.meta.note}): "
+            f"{value!r} != {expected!r}"
+        )
+
+
+def torch_is_loaded() -> bool:
+    """Whether torch is imported in this process."""
+    return "torch" in sys.modules
