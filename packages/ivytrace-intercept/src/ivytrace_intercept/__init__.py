@@ -4,6 +4,7 @@ Recording is per thread and patches nothing global: other threads using the
 frameworks meanwhile are neither recorded nor disturbed.
 """
 
+from .hints import source_hint
 from .recorder import IdentityMap, Recorder, TraceError
 from .scalars import TrackedFloat, TrackedInt, is_tracked_scalar, tracked_value
 from .trace import TraceResult, trace
@@ -16,6 +17,7 @@ __all__ = [
     "TrackedFloat",
     "TrackedInt",
     "is_tracked_scalar",
+    "source_hint",
     "trace",
     "tracked_value",
 ]

@@ -33,6 +33,7 @@ from ivytrace_ir import (
     spec_of,
 )
 
+from .hints import SOURCE_HINT
 from .scalars import is_tracked_scalar, make_tracked, scalar_spec, tracked_value
 
 __all__ = ["IdentityMap", "Recorder", "TraceError"]
@@ -106,7 +107,11 @@ class Recorder:
         return self.depth == 0 and not self.finished
 
     def source(self) -> SourceLoc | None:
-        """The innermost frame that belongs to the user (not ivytrace, not a framework)."""
+        """The innermost frame that belongs to the user (not ivytrace, not a framework), or
+        the line a :func:`~.hints.source_hint` block names."""
+        hint = SOURCE_HINT.get()
+        if hint is not None:
+            return hint
         frame = sys._getframe(1)
         skip = self.skip_dirs
         while frame is not None:

@@ -70,23 +70,23 @@ class TraceResult:
     """What the function returned while being traced."""
 
 
-def _interceptors(rec: Recorder) -> list[Any]:
+def _interceptors(rec: Recorder, only: frozenset[str] | None = None) -> list[Any]:
     """One interceptor per framework already imported in this process (none is imported
-    here that the traced code has not imported itself)."""
+    here that the traced code has not imported itself), restricted to ``only`` if given."""
     out: list[Any] = []
-    if "torch" in sys.modules:
+    if "torch" in sys.modules and (only is None or "torch" in only):
         from .torch_interceptor import TorchInterceptor
 
         out.append(TorchInterceptor(rec))
-    if "numpy" in sys.modules:
+    if "numpy" in sys.modules and (only is None or "numpy" in only):
         from .numpy_interceptor import NumpyInterceptor
 
         out.append(NumpyInterceptor(rec))
-    if "tensorflow" in sys.modules:
+    if "tensorflow" in sys.modules and (only is None or "tensorflow" in only):
         from .tf_interceptor import TFInterceptor
 
         out.append(TFInterceptor(rec))
-    if "jax" in sys.modules:
+    if "jax" in sys.modules and (only is None or "jax" in only):
         from .jax_interceptor import JaxInterceptor
 
         out.append(JaxInterceptor(rec))
@@ -187,6 +187,7 @@ def trace(
     static_argnums: Sequence[int] = (),
     static_argnames: Sequence[str] = (),
     name: str | None = None,
+    frameworks: Sequence[str] | None = None,
 ) -> TraceResult:
     """Call ``fn(*args, **kwargs)`` once, recording every outermost backend call.
 
@@ -194,7 +195,8 @@ def trace(
     graph inputs; other values are static and stored in the input tree. Objects named by
     ``stateful``, ``arg_stateful_idxs`` or ``kwarg_stateful_idxs`` have their attribute
     reads and writes recorded. If ``fn`` raises, the exception propagates and nothing
-    stays patched.
+    stays patched. ``frameworks`` limits recording to those frameworks' calls (the
+    transpiler records only the target's while it consults the source's).
     """
     args = tuple(args)
     kwargs = dict(kwargs or {})
@@ -268,7 +270,7 @@ def trace(
             rec.frameworks.add(v.spec.framework)  # type: ignore[union-attr]
         rec.values.set(leaf, v)
 
-    interceptors = _interceptors(rec)
+    interceptors = _interceptors(rec, None if frameworks is None else frozenset(frameworks))
     torch_icpt = next((i for i in interceptors if i.framework == "torch"), None)
     if module is not None and torch_icpt is not None:
         owner = b.add_external(module, "self")
