@@ -17,7 +17,9 @@ derived from the graph alone, in three steps:
    that yields an array or a scalar (a parameter, ``training``) belongs to its owner.
 2. A node that reads parameters belongs to the innermost module owning all of them
    (``conv2d`` reading ``...layer.0.convolution.weight`` is in ``...layer.0.convolution``).
-3. Every other node (activations, reshapes, residual adds, guards) has no module of its
+3. Frozen parameters (constants named ``self.encoder.layer.0.weight`` by
+   ``freeze_externals``, as in saved graphs) count like parameter reads.
+4. Every other node (activations, reshapes, residual adds, guards) has no module of its
    own in the graph. A module that owns parameters is nearly always a leaf (a linear, a
    convolution, a norm) whose forward is that one call, so what it computes is used in
    its *parent's* forward: a node goes to the innermost module containing what its
@@ -139,6 +141,18 @@ def _lcp(paths: Iterable[Path]) -> Path | None:
     return out
 
 
+def _const_owner(graph: ir.Graph, index: int) -> Path | None:
+    """The module owning a frozen parameter: constants that ``freeze_externals`` made
+    from ``self.encoder.layer.0.weight`` keep that path as their name."""
+    if index >= len(graph.constants):
+        return None
+    name = graph.constants[index].name or ""
+    parts = name.split(".")
+    if len(parts) < 2 or parts[0] != "self" or not all(p for p in parts):
+        return None
+    return tuple(parts[1:-1])
+
+
 def module_paths(graph: ir.Graph) -> list[Path]:
     """One module path per node (see the module docstring for how they are derived)."""
     return _module_info(graph)[0]
@@ -176,6 +190,11 @@ def _module_info(graph: ir.Graph) -> tuple[list[Path], dict[int, Path]]:
             own[i] = base if is_array else path
             continue
         owners = [param_owner[v.id] for v in n.inputs() if v.id in param_owner]
+        owners += [
+            p
+            for leaf in ir.iter_arg_leaves((n.args, n.kwargs))
+            if isinstance(leaf, ir.Const) and (p := _const_owner(graph, leaf.index)) is not None
+        ]
         if owners:
             own[i] = _lcp(owners)
 
@@ -290,7 +309,11 @@ def _items(graph: ir.Graph, namer: ir.Namer | None = None) -> _Items:
         it.records[key] = {
             "kind": "constant",
             "fw": c.spec.framework,
-            "label": f"$c{i}" + (f" {c.name}" if c.name else ""),
+            "label": (
+                ".".join(c.name.split(".")[-2:])
+                if c.name and c.name.startswith("self.")
+                else f"$c{i} {c.name or ''}".strip()
+            ),
             "out": ir.format_spec(c.spec),
             "call": f"const $c{i}: {ir.format_spec(c.spec)}" + (f"  # {c.name}" if c.name else ""),
             "mod": [],

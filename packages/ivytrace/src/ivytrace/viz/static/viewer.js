@@ -510,7 +510,16 @@
       const r = this.canvas.getBoundingClientRect();
       const gs = this.graphSize || { w: 100, h: 100 };
       const k = Math.max(0.5, Math.min(1, (r.width - 20) / gs.w));
-      this.t = { k, x: Math.min(10, (r.width - gs.w * k) / 2), y: 10 };
+      // start where the data comes in: the first input (else the topmost box)
+      let start = null;
+      this.nodes.forEach((n, i) => {
+        const p = this.pos.get("n" + i);
+        if (p && n.kind === "input" && !start) start = p;
+      });
+      if (!start) for (const p of this.pos.values()) if (!start || p.y < start.y) start = p;
+      if (!start) start = { x: gs.w / 2, y: 0 };
+      const x = r.width / 2 - start.x * k;
+      this.t = { k, x: Math.min(10, Math.max(r.width - 10 - gs.w * k, x)), y: 40 - start.y * k };
       this.applyTransform();
     }
 
