@@ -32,7 +32,8 @@ _ALLOWED_DUNDERS = frozenset(
     {
         "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__",
         "__mul__", "__rmul__", "__imul__", "__matmul__", "__rmatmul__", "__imatmul__",
-        "__truediv__", "__rtruediv__", "__itruediv__", "__floordiv__", "__rfloordiv__",
+        "__truediv__", "__rtruediv__", "__itruediv__", "__div__", "__rdiv__", "__idiv__",
+        "__floordiv__", "__rfloordiv__",
         "__ifloordiv__", "__mod__", "__rmod__", "__imod__", "__pow__", "__rpow__", "__ipow__",
         "__neg__", "__pos__", "__abs__", "__invert__", "__and__", "__rand__", "__iand__",
         "__or__", "__ror__", "__ior__", "__xor__", "__rxor__", "__ixor__", "__lshift__",
