@@ -109,6 +109,7 @@ def test_groups_collapse_expand_and_search(browser, tmp_path):
     }
     assert {"blocks", "blocks.0", "blocks.1", "blocks.0.proj", "head"} <= clusters
 
+    browser.find_element(By.CSS_SELECTOR, ".ivt-fit").click()  # the whole graph in view
     label = browser.find_element(By.CSS_SELECTOR, ".ivt-cluster[data-group='blocks.0'] text")
     label.click()  # collapse blocks.0
     group = browser.find_element(By.CSS_SELECTOR, ".ivt-group[data-group='blocks.0']")

@@ -459,7 +459,8 @@ def stage_view(
 
     - ``"merged"``: its readers now read an equal value computed elsewhere (a dashed edge
       points at it);
-    - ``"cached"``: its result is now a constant or a literal, or it only fed such nodes;
+    - ``"cached"``: its result is now a constant (a dashed edge points at it) or a
+      literal, or it only fed such nodes;
     - ``"removed"``: nothing needed it.
 
     Nodes and constants new in ``after`` get ``status`` ``"new"``. Ghosts keep the edges
@@ -510,6 +511,8 @@ def stage_view(
                     merged_into[i] = where
             else:
                 status[i] = "cached"
+                if isinstance(target, ir.Const) and target.index < len(a_it.const_keys):
+                    merged_into[i] = a_it.const_keys[target.index]
         elif any(status.get(c) == "cached" for c in consumers.get(i, ())):
             status[i] = "cached"
         else:
@@ -534,7 +537,8 @@ def stage_view(
                 records[b] = {**b_it.records[b], "status": "removed"}
             edges.append((a, b, lab, "ghost"))
     for i, target in merged_into.items():
-        edges.append((b_keys[i], target, "merged into", "merge"))
+        word = "merged into" if status[i] == "merged" else "cached into"
+        edges.append((b_keys[i], target, word, "merge"))
     counts = Counter(status.values())
     extra = {
         "pass": pass_name,

@@ -506,7 +506,7 @@
        inputs) at a readable size. */
     home() {
       this.fit();
-      if (this.t.k >= 0.5) return;
+      if (this.t.k >= 0.35) return;
       const r = this.canvas.getBoundingClientRect();
       const gs = this.graphSize || { w: 100, h: 100 };
       const k = Math.max(0.5, Math.min(1, (r.width - 20) / gs.w));
