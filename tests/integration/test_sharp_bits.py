@@ -195,3 +195,75 @@ def test_a_structured_return_saves_and_loads(tmp_path):
     x = torch.randn(3, 4)
     got = loaded(x)
     assert torch.equal(got[0], x.sort(1).values) and torch.equal(got[1], x.sort(1).indices)
+
+
+# ---------------------------------------------------------------- sizes in Python idioms
+def size_as_text(x):
+    return x * len(f"{x.shape[0]}")
+
+
+def size_repeats_a_list(x):
+    return x * torch.tensor([0.5] * x.shape[1])
+
+
+def iterate_rows(x):
+    return torch.stack([r * 2 for r in x])
+
+
+def split_in_pairs(x):
+    return torch.stack([p.sum() for p in x.split(2)])
+
+
+@pytest.mark.parametrize(
+    ("fn", "why"),
+    [
+        (size_as_text, "turned into text"),
+        (size_repeats_a_list, "repeated a Python sequence"),
+        (iterate_rows, "another number of results"),
+        (split_in_pairs, "another number of results"),
+    ],
+)
+def test_sizes_used_by_python_are_guarded_not_baked(fn, why):
+    traced_on, other = torch.randn(3, 4), torch.randn(12, 12)
+    graph = ivy.trace_graph(fn, args=(traced_on,))
+    assert torch.allclose(graph(traced_on), fn(traced_on))
+    with pytest.raises(ivy.GuardFailure) as info:
+        graph(other)
+    assert why in str(info.value)
+    assert "test_sharp_bits.py" in str(info.value), "the error names the user's line"
+    lazy = ivy.trace_graph(fn)
+    for x in (traced_on, other, torch.randn(5, 6)):
+        assert torch.allclose(lazy(x), fn(x))
+
+
+def test_numpy_randomness_inside_torch_code_is_drawn_afresh():
+    import numpy as np
+
+    def fn(x):
+        return x + torch.tensor(np.random.rand())
+
+    x = torch.zeros(3)
+    graph = ivy.trace_graph(fn, args=(x,))
+    assert "numpy.random.rand" in graph.ops, "the draw is a node, not a baked number"
+    draws = {float(graph(x)[0]) for _ in range(5)}
+    assert len(draws) > 1 and all(0.0 <= d < 1.0 for d in draws)
+    baked = ivy.trace_graph(fn, args=(x,), include_generators=False)
+    assert len({float(baked(x)[0]) for _ in range(3)}) == 1, "include_generators=False bakes"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limit: Python's range() reads an int subclass without any hook, so the "
+    "loop count is baked (docs/architecture.md, Known limits)",
+)
+def test_range_over_a_size_is_guarded():
+    def fn(x):
+        return sum(x[i] * i for i in range(x.shape[0]))
+
+    graph = ivy.trace_graph(fn, args=(torch.randn(3, 4),))
+    other = torch.randn(5, 4)
+    try:
+        got = graph(other)
+    except ivy.GuardFailure:
+        return
+    assert torch.allclose(got, fn(other))

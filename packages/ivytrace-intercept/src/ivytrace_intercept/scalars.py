@@ -38,9 +38,17 @@ def is_tracked_scalar(obj: Any) -> bool:
     return isinstance(obj, TrackedInt | TrackedFloat)
 
 
+_REPEAT_WHY = "a size taken from an array repeated a Python sequence ([x] * n)"
+_TEXT_WHY = "a size taken from an array was turned into text (str(), an f-string, format())"
+
+
 def _binary(name: str, fn: Any, reflected: bool = False) -> Any:
     def method(self: Any, other: Any) -> Any:
         if not isinstance(other, int | float):
+            if name == "mul" and isinstance(self, int) and isinstance(other, _SEQUENCES):
+                # ``[0.5] * n``: Python repeats the list without asking the int subclass
+                # again; the length leaves the graph here, so guard it.
+                self._rec.scalar_guard(None, (self,), self._plain(), _REPEAT_WHY)
             return NotImplemented  # arrays and sequences take over (``n * tensor``)
         a, b = (other, self) if reflected else (self, other)
         raw = fn(_plain(a), _plain(b))
@@ -76,6 +84,13 @@ def _leaving(conv: Any, why: str) -> Any:
         return conv(self._plain())
 
     return method
+
+
+_SEQUENCES = (list, tuple, str, bytes, bytearray)
+
+
+def _same(v: Any) -> Any:
+    return v
 
 
 def _plain(x: Any) -> Any:
@@ -136,8 +151,12 @@ def _make(base: type, name: str) -> type:
             int, "a size taken from an array was used as a Python index or count (range, a list)"
         )
     ns["__repr__"] = lambda self: repr(self._plain())
-    ns["__str__"] = lambda self: str(self._plain())
-    ns["__format__"] = lambda self, spec: format(self._plain(), spec)
+    if base is int:  # a size as text: ``len(f"{n}")`` (printing a float loss stays free)
+        ns["__str__"] = _leaving(str, _TEXT_WHY)
+        ns["__format__"] = lambda self, spec: format(_leaving(_same, _TEXT_WHY)(self), spec)
+    else:
+        ns["__str__"] = lambda self: str(self._plain())
+        ns["__format__"] = lambda self, spec: format(self._plain(), spec)
     ns["__reduce__"] = lambda self: (base, (self._plain(),))
 
     def __new__(cls: type, raw: Any, value: Value, rec: Recorder) -> Any:
