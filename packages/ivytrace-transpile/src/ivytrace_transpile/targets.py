@@ -17,6 +17,7 @@ Targets import their framework when they are built, never at module import.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -388,69 +389,57 @@ class ArrayNamespaceTarget(Target):
     ) -> Any:
         """Max or sum pooling over the trailing spatial dims (NC... layout); padding with
         -inf (max) or 0 (sum)."""
-        nd = len(kernel)
-        dilation = tuple(dilation) or (1,) * nd
-        if self.name == "jax":
-            rw = native("jax.lax.reduce_window")
-            import jax.numpy as jnp
-            from jax import lax as _lax
-
-            init = -jnp.inf if kind == "max" else 0.0
-            op = _lax.max if kind == "max" else _lax.add
-            return rw(
-                x,
-                jnp.asarray(init, x.dtype),
-                op,
-                (1, 1, *kernel),
-                (1, 1, *stride),
-                [(0, 0), (0, 0), *[tuple(p) for p in pads]],
-                window_dilation=(1, 1, *dilation),
-            )
+        # Strided slices combined by maximum / sum: plain ops that XLA fuses, and that the
+        # tracer records (``lax.reduce_window`` takes a Python callable it cannot name).
+        dilation = tuple(dilation) or (1,) * len(kernel)
         return _numpy_pool(self.xp, kind, x, kernel, stride, pads, dilation)
 
 
-def _numpy_windows(xp: Any, x: Any, kernel, stride, dilation) -> Any:
-    """Windows of the trailing len(kernel) dims: shape (N, C, *out, *kernel)."""
+def _window_slices(x: Any, kernel, stride, dilation) -> Any:
+    """For each kernel offset, the strided slice of ``x`` (N, C, *spatial, already padded)
+    it meets: ``(offset, slice)`` pairs, each slice shaped (N, C, *out)."""
     nd = len(kernel)
-    eff = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
-    win = xp.lib.stride_tricks.sliding_window_view(x, eff, axis=tuple(range(-nd, 0)))
-    sl = (Ellipsis,) + tuple(slice(None, None, s) for s in stride) + tuple(
-        slice(None, None, d) for d in dilation
-    )
-    # sliding_window_view puts window dims last, after the output dims
-    index = (slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride) + tuple(
-        slice(None, None, d) for d in dilation
-    )
-    del sl
-    return win[index]
+    spatial = x.shape[2:]
+    outs = [(n - (d * (k - 1) + 1)) // s + 1 for n, k, s, d in zip(spatial, kernel, stride, dilation)]
+    for offset in itertools.product(*[range(k) for k in kernel]):
+        key = (slice(None), slice(None)) + tuple(
+            slice(o * d, o * d + (m - 1) * s + 1, s)
+            for o, d, m, s in zip(offset, dilation, outs, stride)
+        )
+        yield offset, x[key]
+    del nd
 
 
 def _numpy_conv(xp, x, w, stride, pads, dilation, groups):
-    nd = len(stride)
+    """Convolution as a sum over kernel offsets of (strided slice) x (kernel tap): only
+    slicing and ``einsum``, which the tracer records."""
     x = xp.pad(x, [(0, 0), (0, 0), *[tuple(p) for p in pads]])
-    win = _numpy_windows(xp, x, w.shape[2:], stride, dilation)  # N, C, *out, *k
-    n, c = x.shape[0], x.shape[1]
-    o = w.shape[0]
+    c, o = x.shape[1], w.shape[0]
     cg, og = c // groups, o // groups
-    outs = []
-    letters = "hwdxyz"[:nd]
-    kl = "klmnpq"[:nd]
-    eq = f"bc{letters}{kl},oc{kl}->bo{letters}"
-    for g in range(groups):
-        xg = win[:, g * cg : (g + 1) * cg]
-        wg = w[g * og : (g + 1) * og]
-        outs.append(xp.einsum(eq, xg, wg))
-    del n
-    return outs[0] if groups == 1 else xp.concatenate(outs, axis=1)
+    out = None
+    for offset, xs in _window_slices(x, w.shape[2:], stride, dilation):
+        tap = w[(slice(None), slice(None), *offset)]  # (O, C/groups)
+        if groups == 1:
+            term = xp.einsum("nc...,oc->no...", xs, tap)
+        else:
+            xg = xp.reshape(xs, (xs.shape[0], groups, cg, *xs.shape[2:]))
+            tg = xp.reshape(tap, (groups, og, cg))
+            term = xp.einsum("ngc...,goc->ngo...", xg, tg)
+            term = xp.reshape(term, (term.shape[0], o, *term.shape[3:]))
+        out = term if out is None else out + term
+    return out
 
 
 def _numpy_pool(xp, kind, x, kernel, stride, pads, dilation):
-    nd = len(kernel)
     fill = -math.inf if kind == "max" else 0.0
     x = xp.pad(x, [(0, 0), (0, 0), *[tuple(p) for p in pads]], constant_values=fill)
-    win = _numpy_windows(xp, x, kernel, stride, dilation)
-    axes = tuple(range(-nd, 0))
-    return win.max(axis=axes) if kind == "max" else win.sum(axis=axes)
+    out = None
+    for _, xs in _window_slices(x, kernel, stride, dilation):
+        if out is None:
+            out = xs
+        else:
+            out = xp.maximum(out, xs) if kind == "max" else out + xs
+    return out
 
 
 # --------------------------------------------------------------------------- tensorflow
@@ -537,7 +526,15 @@ class TensorFlowTarget(Target):
         return self.tf.gather(x, idx, axis=axis)
 
     def take_along_axis(self, x: Any, idx: Any, axis: int) -> Any:
-        return self.tf.experimental.numpy.take_along_axis(x, idx, axis)
+        """``out[..., i, ...] = x[..., idx[..., i, ...], ...]`` (torch.gather): a gather_nd
+        over the index grid of ``idx`` with ``idx`` itself along ``axis``."""
+        tf = self.tf
+        rank = len(idx.shape)
+        axis %= rank
+        shape = tf.shape(idx, out_type=tf.int64)
+        grids = tf.meshgrid(*[tf.range(shape[i]) for i in range(rank)], indexing="ij")
+        grids[axis] = tf.cast(idx, tf.int64)
+        return tf.gather_nd(x, tf.stack(grids, -1))
 
     def where(self, cond: Any, a: Any, b: Any) -> Any:
         return self.tf.where(cond, a, b)

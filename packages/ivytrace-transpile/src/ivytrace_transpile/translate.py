@@ -22,6 +22,7 @@ untranslatable graph gets one error listing every op without a rule.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -187,7 +188,16 @@ def _reference_run(graph: Graph, args: tuple, kwargs: dict) -> dict[int, Any]:
     for e in graph.externals:
         env[e.value.id] = e.obj
     for node in graph.nodes:
-        result = call_node(node, env, graph.constants)
+        run_env: Mapping[int, Any] = env
+        if node.meta.mutates:
+            # An in-place op must not change the value an earlier node is checked against:
+            # it runs on a copy of what it mutates (its output is the new version).
+            run_env = dict(env)
+            for pos in node.meta.mutates:
+                arg = node.args[pos] if pos < len(node.args) else None
+                if isinstance(arg, Value) and hasattr(env[arg.id], "clone"):
+                    run_env[arg.id] = env[arg.id].clone()
+        result = call_node(node, run_env, graph.constants)
         for v, x in zip(node.outputs, tree_leaves(node.out_tree, result), strict=True):
             env[v.id] = x
     return env
@@ -348,10 +358,21 @@ def translate_graph(
                 if tgt.is_array(x):
                     specs.set(x, v.spec)
             produced.append((i, got))
-        outs = [map_arg(o, lambda a: leaf_value(a, env)) for o in graph.outputs]
-        return unflatten(graph.out_tree, outs)
+        # The leaves only: building the caller's output class here (a transformers
+        # ModelOutput iterates its fields) would record reads of the target arrays.
+        return tuple(map_arg(o, lambda a: leaf_value(a, env)) for o in graph.outputs)
 
     res = trace(run, (params, *t_args), t_kwargs, name=name, frameworks=(target,))
+    if len(res.graph.outputs) != len(graph.outputs):
+        raise TranspileError(
+            f"the translated {name!r} returns {len(res.graph.outputs)} arrays where the source "
+            f"returns {len(graph.outputs)}"
+        )
+    res = dataclasses.replace(
+        res,
+        graph=res.graph.replace(out_tree=graph.out_tree),
+        output=unflatten(graph.out_tree, list(res.output)),
+    )
     checks = tuple(
         _check(i, graph.nodes[i], [ref[v.id] for v in graph.nodes[i].outputs], got)
         for i, got in produced
