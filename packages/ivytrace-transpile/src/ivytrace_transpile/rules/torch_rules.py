@@ -50,9 +50,11 @@ def _array_class(x: Any) -> bool:
 def _axes(dim: Any, rank: int) -> Any:
     if dim is None:
         return None
+    if not rank:  # a 0-d tensor: torch takes dim 0 / -1 and reduces over no axis
+        return ()
     if isinstance(dim, list | tuple):
-        return tuple(int(d) % rank if rank else int(d) for d in dim)
-    return int(dim) % rank if rank else int(dim)
+        return tuple(int(d) % rank for d in dim)
+    return int(dim) % rank
 
 
 def _rank(cx: RuleContext, i: int = 0) -> int:
@@ -312,6 +314,8 @@ def _min_max(cx, x, dim=None, keepdim=False):
     if dim is None:
         return cx.target.reduce(kind, x)
     rank = _rank(cx)
+    if rank == 0:
+        return (x, cx.target.full([], 0, cx.out_dtype(1)))
     ax = _axes(dim, rank)
     values = cx.target.reduce(kind, x, ax, keepdim)
     idx = (cx.target.argmin if kind == "min" else cx.target.argmax)(x, ax, keepdim)
@@ -325,7 +329,7 @@ def _reduction(kind: str) -> Callable[..., Any]:
     def r(cx, x, dim=None, keepdim=False, *, dtype=None, out=None):
         if isinstance(dim, bool):  # torch.Tensor.all(x, True)? never; guard the signature
             keepdim, dim = dim, None
-        x = _cast_to(cx, x, cx.out_dtype()) if kind in ("sum", "mean", "prod") else x
+        x = _cast_to(cx, x, cx.out_dtype()) if kind in ("sum", "mean", "prod", "all", "any") else x
         if isinstance(dim, list | tuple) and len(dim) == 0:
             dim = None
         return cx.target.reduce(kind, x, _axes(dim, _rank(cx)), keepdim)
@@ -340,6 +344,8 @@ for _k in ("sum", "mean", "prod", "all", "any", "amax", "amin"):
 
 @rule("torch.argmax", "torch.Tensor.argmax", "torch.argmin", "torch.Tensor.argmin")
 def _argminmax(cx, x, dim=None, keepdim=False):
+    if _rank(cx) == 0:
+        return cx.target.full([], 0, cx.out_dtype())
     fn = cx.target.argmax if cx.node.op.endswith("argmax") else cx.target.argmin
     r = fn(x, None if dim is None else _axes(dim, _rank(cx)), keepdim)
     return _cast_to(cx, r, cx.out_dtype())
@@ -367,6 +373,8 @@ def _var(cx, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 @rule("torch.cumsum", "torch.Tensor.cumsum", "torch.cumprod", "torch.Tensor.cumprod")
 def _cumsum(cx, x, dim, *, dtype=None):
     x = _cast_to(cx, x, cx.out_dtype())
+    if _rank(cx) == 0:
+        return x
     fn = cx.target.cumprod if "cumprod" in cx.node.op else cx.target.cumsum
     return fn(x, _axes(dim, max(_rank(cx), 1)))
 
@@ -576,11 +584,15 @@ def _gather(cx, x, dim, index, *, sparse_grad=False):
 
 @rule("torch.index_select", "torch.Tensor.index_select")
 def _index_select(cx, x, dim, index):
+    if _rank(cx) == 0:
+        t = cx.target
+        return t.reshape(t.take(t.reshape(x, [1]), index, 0), list(cx.out_spec().shape))
     return cx.target.take(x, index, _axes(dim, max(_rank(cx), 1)))
 
 
 @rule("torch.flip", "torch.Tensor.flip")
-def _flip(cx, x, *dims):
+def _flip(cx, x, *dims, **kw):
+    dims = kw.get("dims", dims)
     rank = _rank(cx)
     return cx.target.flip(x, [d % rank for d in _sizes(dims)]) if rank else x
 
