@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import warnings
 
@@ -247,3 +250,27 @@ def test_structured_results_are_one_node_with_named_outputs():
     node = next(n for n in g.nodes if n.op == "torch.Tensor.max")
     assert node.out_tree.keys == ("values", "indices") and len(node.outputs) == 2
     assert node.out_tree.type is torch.return_types.max
+
+
+def test_the_traced_function_is_the_users_code_even_inside_a_workspace_package():
+    """``ivytrace demo`` traces a function that lives in the ivytrace package: its lines
+    are the user's, not skipped like ivytrace's own frames."""
+    import ivytrace_intercept
+
+    path = os.path.join(os.path.dirname(ivytrace_intercept.__file__), "demo_like.py")
+    namespace: dict = {"torch": torch}
+    exec(compile("def fn(x):\n    return x * 2\n", path, "exec"), namespace)
+    g = trace(namespace["fn"], (torch.ones(2),)).graph
+    src = g.nodes[0].meta.source
+    assert src.file == path and src.line == 2 and src.function == "fn"
+
+
+def test_the_demo_names_its_own_lines():
+    out = subprocess.run(
+        [sys.executable, "-m", "ivytrace.cli", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    assert "# cli.py:" in out and "in <module>" not in out

@@ -75,6 +75,9 @@ class Recorder:
     name: str = "graph"
     skip_dirs: tuple[str, ...] = ()
     """Source directories whose frames are not the user's (ivytrace, the frameworks)."""
+    user_code: frozenset[Any] = frozenset()
+    """Code objects that are the user's even inside ``skip_dirs``: the traced function's own
+    (``ivytrace demo`` traces a function that lives in the ivytrace package)."""
     builder: GraphBuilder = field(init=False)
     values: IdentityMap = field(default_factory=IdentityMap)
     drawn: dict[int, Any] = field(default_factory=dict)
@@ -116,7 +119,9 @@ class Recorder:
         skip = self.skip_dirs
         while frame is not None:
             fname = frame.f_code.co_filename
-            if not fname.startswith(skip) and not fname.startswith("<frozen"):
+            if (
+                not fname.startswith(skip) and not fname.startswith("<frozen")
+            ) or frame.f_code in self.user_code:
                 line = frame.f_lineno
                 code = linecache.getline(fname, line).strip()
                 return SourceLoc(fname, line, frame.f_code.co_name, code)

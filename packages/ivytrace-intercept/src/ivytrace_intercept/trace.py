@@ -201,7 +201,7 @@ def trace(
     args = tuple(args)
     kwargs = dict(kwargs or {})
     name = name or getattr(fn, "__name__", None) or type(fn).__name__
-    rec = Recorder(name=name, skip_dirs=_OWN_DIRS)
+    rec = Recorder(name=name, skip_dirs=_OWN_DIRS, user_code=_code_of(fn))
     b = rec.builder
 
     # Stateful arguments are whole objects (opaque leaves), not flattened.
@@ -337,6 +337,12 @@ def trace(
     )
     graph = b.build(tuple(outputs), out_tree, in_tree, meta).replace(arg_names=arg_names)
     return TraceResult(graph, dict(rec.drawn), output)
+
+
+def _code_of(fn: Any) -> frozenset[Any]:
+    """The traced function's own code object(s): the user's lines wherever they live."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    return frozenset() if code is None else frozenset({code})
 
 
 def _module_binder(interceptors: list[Any], module: Any) -> Any:
