@@ -21,15 +21,18 @@ from ivytrace_passes import default_pipeline, run_pipeline
 
 from .errors import TranspileError
 from .rules import rules_for
-from .targets import TARGETS
+from .targets import TARGETS, get_target
 from .translate import Translation, translate_graph
 
 __all__ = ["TranslatedCallable", "transpile"]
 
 
-def _signature(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
+def _signature(args: tuple[Any, ...], kwargs: Mapping[str, Any], target: str) -> tuple[Any, ...]:
+    """The input signature, with dtypes as the target holds them: torch's int64 example
+    input and the int32 array jax (in 32-bit mode) is called with have one signature."""
     leaves, tree = flatten((args, dict(kwargs)), lambda o: framework_of(o) is not None)
-    specs = tuple((spec_of(x).dtype, len(x.shape)) for x in leaves)
+    canon = get_target(target).canonical_dtype
+    specs = tuple((canon(spec_of(x).dtype), len(x.shape)) for x in leaves)
     return (repr(tree), specs)
 
 
@@ -78,9 +81,7 @@ class TranslatedCallable:
         )
         with _no_grad(self.source_framework):
             res = trace(self._fn, src_args, src_kwargs, name=self.__name__)
-            graph = run_pipeline(
-                res.graph, default_pipeline(array_caching=False, drawn=res.drawn)
-            )
+            graph = run_pipeline(res.graph, default_pipeline(array_caching=False, drawn=res.drawn))
             tr = translate_graph(
                 graph,
                 self.target,
@@ -91,13 +92,13 @@ class TranslatedCallable:
             )
         compiled = compile_graph(tr.graph)
         entry = (tr, compiled)
-        self._entries[_signature(args, kwargs)] = entry
+        self._entries[_signature(args, kwargs, self.target)] = entry
         self._last = entry
         return tr
 
     # ---- running
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        key = _signature(args, kwargs)
+        key = _signature(args, kwargs, self.target)
         entry = self._entries.get(key)
         if entry is None:
             if not self.lazy and self._entries:
@@ -147,7 +148,9 @@ class TranslatedCallable:
         return self.compiled.source
 
     def __repr__(self) -> str:
-        state = "lazy, not yet traced" if self._last is None else f"{len(self._entries)} signature(s)"
+        state = (
+            "lazy, not yet traced" if self._last is None else f"{len(self._entries)} signature(s)"
+        )
         return f"<{self.source_framework}->{self.target} translation of {self.__name__} ({state})>"
 
 
@@ -169,7 +172,9 @@ class _no_grad:
 def _source_of(obj: Any) -> str:
     torch = sys.modules.get("torch")
     if torch is not None:
-        if isinstance(obj, torch.nn.Module) or (isinstance(obj, type) and issubclass(obj, torch.nn.Module)):
+        if isinstance(obj, torch.nn.Module) or (
+            isinstance(obj, type) and issubclass(obj, torch.nn.Module)
+        ):
             return "torch"
     mod = getattr(obj, "__module__", "") or ""
     for fw in ("torch", "tensorflow", "jax", "numpy"):
@@ -187,13 +192,18 @@ def _class_translation(cls: type, target: str, source: str, validate: bool) -> t
         if hasattr(module, "eval"):
             module.eval()
         self._module = module
-        TranslatedCallable.__init__(self, module, target, source, lazy=True, validate=validate,
-                                    name=cls.__name__)
+        TranslatedCallable.__init__(
+            self, module, target, source, lazy=True, validate=validate, name=cls.__name__
+        )
 
     return type(
         f"{target.capitalize()}{cls.__name__}" if target != "tensorflow" else f"TF{cls.__name__}",
         (TranslatedCallable,),
-        {"__init__": __init__, "__module__": __name__, "__doc__": f"{cls.__name__} translated to {target}."},
+        {
+            "__init__": __init__,
+            "__module__": __name__,
+            "__doc__": f"{cls.__name__} translated to {target}.",
+        },
     )
 
 
@@ -231,7 +241,9 @@ def transpile(
     if isinstance(obj, type):
         return _class_translation(obj, target, src, validate)
     if not callable(obj):
-        raise TypeError(f"transpile takes a function, module or class, not {type(obj).__qualname__}")
+        raise TypeError(
+            f"transpile takes a function, module or class, not {type(obj).__qualname__}"
+        )
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(obj, torch.nn.Module) and obj.training:
         raise TranspileError(

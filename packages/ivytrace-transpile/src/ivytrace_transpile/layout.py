@@ -133,7 +133,9 @@ def _permuted(spec: Any, perm: Sequence[int]) -> Any:
         inv = [0] * len(perm)
         for i, p in enumerate(perm):
             inv[p] = i
-        return TensorSpec(spec.framework, spec.dtype, tuple(spec.shape[i] for i in inv), spec.device)
+        return TensorSpec(
+            spec.framework, spec.dtype, tuple(spec.shape[i] for i in inv), spec.device
+        )
     return spec
 
 
@@ -150,8 +152,10 @@ def optimize_transposes(graph: Graph) -> PassOutcome:
     before = count_transposes(graph)
     nodes = list(graph.nodes)
     next_id = 1 + max(
-        [v.id for n in nodes for v in n.outputs] + [v.id for v in graph.inputs]
-        + [e.value.id for e in graph.externals] + [-1]
+        [v.id for n in nodes for v in n.outputs]
+        + [v.id for v in graph.inputs]
+        + [e.value.id for e in graph.externals]
+        + [-1]
     )
     for _ in range(64):  # each sweep moves every movable transpose one op down
         changed = False
@@ -176,9 +180,13 @@ def optimize_transposes(graph: Graph) -> PassOutcome:
                 comp = [inner[p] for p in perm]
                 inner_src = nodes[j].args[0]
                 if comp == list(range(len(comp))):
-                    new_nodes[i] = [Node("tensorflow.identity", (inner_src,), (), n.outputs, n.out_tree, n.meta)]
+                    new_nodes[i] = [
+                        Node("tensorflow.identity", (inner_src,), (), n.outputs, n.out_tree, n.meta)
+                    ]
                 else:
-                    new_nodes[i] = [Node(n.op, (inner_src, comp), (), n.outputs, n.out_tree, n.meta)]
+                    new_nodes[i] = [
+                        Node(n.op, (inner_src, comp), (), n.outputs, n.out_tree, n.meta)
+                    ]
                 changed = True
                 continue
             # push down through every user, if every user allows it
@@ -216,10 +224,9 @@ def optimize_transposes(graph: Graph) -> PassOutcome:
                     un = nodes[u]
                     args, kw = rewritten
 
-                    def untrans(a: Any) -> Any:
+                    def untrans(a: Any, producer=producer, nodes=nodes) -> Any:
                         if isinstance(a, Value) and not _is_scalar(a):
-                            k = producer[a.id]
-                            return nodes[k].args[0]
+                            return nodes[producer[a.id]].args[0]
                         return a
 
                     args = map_arg(args, untrans)
@@ -229,7 +236,14 @@ def optimize_transposes(graph: Graph) -> PassOutcome:
                     next_id += 1
                     new_nodes[u] = [
                         Node(un.op, tuple(args), tuple(kw.items()), (inner,), un.out_tree, un.meta),
-                        Node(n.op, (inner, list(perm)), (), (res,), n.out_tree, NodeMeta(source=un.meta.source)),
+                        Node(
+                            n.op,
+                            (inner, list(perm)),
+                            (),
+                            (res,),
+                            n.out_tree,
+                            NodeMeta(source=un.meta.source),
+                        ),
                     ]
                 if any(r is not None for _, r in plans):
                     changed = True

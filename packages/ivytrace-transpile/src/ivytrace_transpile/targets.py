@@ -17,12 +17,11 @@ Targets import their framework when they are built, never at module import.
 from __future__ import annotations
 
 import functools
+import importlib
 import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
-
-import importlib
 
 from ivytrace_ir import DEFAULT_ALLOWLIST, check_name, optable
 
@@ -45,6 +44,7 @@ def native(name: str) -> Any:
     for part in rest:
         obj = getattr(obj, part)
     return obj
+
 
 EXTRA_ELEMENTWISE: dict[str, tuple[str | None, str | None]] = {
     # name: (tensorflow, jax); numpy's is numpy.<name> when jax's is jax.numpy.<name>.
@@ -90,11 +90,51 @@ EXTRA_ELEMENTWISE: dict[str, tuple[str | None, str | None]] = {
     "digamma": ("tensorflow.math.digamma", "jax.scipy.special.digamma"),
     "real": ("tensorflow.math.real", "jax.numpy.real"),
     "conj": ("tensorflow.math.conj", "jax.numpy.conj"),
+    # special functions (torch.special / op_db); numpy has none of them
+    "erfinv": ("tensorflow.math.erfinv", "jax.scipy.special.erfinv"),
+    "ndtri": ("tensorflow.math.ndtri", "jax.scipy.special.ndtri"),
+    "i0": ("tensorflow.math.bessel_i0", "jax.scipy.special.i0"),
+    "i0e": ("tensorflow.math.bessel_i0e", "jax.scipy.special.i0e"),
+    "i1": ("tensorflow.math.bessel_i1", "jax.scipy.special.i1"),
+    "i1e": ("tensorflow.math.bessel_i1e", "jax.scipy.special.i1e"),
+    "polygamma": ("tensorflow.math.polygamma", "jax.scipy.special.polygamma"),
+    "zeta": ("tensorflow.math.zeta", "jax.scipy.special.zeta"),
+    "igamma": ("tensorflow.math.igamma", "jax.scipy.special.gammainc"),
+    "igammac": ("tensorflow.math.igammac", "jax.scipy.special.gammaincc"),
+    "erfcx": (None, "jax.scipy.special.erfcx"),
 }
 """Elementwise primitives the op table has no entry for yet: native name per target
 (``None`` where the target composes the op from others)."""
 
-_INT_DOWNCAST_32 = {"int64": "int32", "uint64": "uint32", "float64": "float32", "complex128": "complex64"}
+LINALG: dict[str, tuple[str | None, str | None, str | None]] = {
+    # numpy's name: (tensorflow, jax, numpy), one signature for all three
+    "det": ("tensorflow.linalg.det", "jax.numpy.linalg.det", "numpy.linalg.det"),
+    "inv": ("tensorflow.linalg.inv", "jax.numpy.linalg.inv", "numpy.linalg.inv"),
+    "cholesky": (
+        "tensorflow.linalg.cholesky",
+        "jax.numpy.linalg.cholesky",
+        "numpy.linalg.cholesky",
+    ),
+    "slogdet": ("tensorflow.linalg.slogdet", "jax.numpy.linalg.slogdet", "numpy.linalg.slogdet"),
+    "eigh": ("tensorflow.linalg.eigh", "jax.numpy.linalg.eigh", "numpy.linalg.eigh"),
+    "eigvalsh": (
+        "tensorflow.linalg.eigvalsh",
+        "jax.numpy.linalg.eigvalsh",
+        "numpy.linalg.eigvalsh",
+    ),
+    "qr": ("tensorflow.linalg.qr", "jax.numpy.linalg.qr", "numpy.linalg.qr"),
+    "solve": ("tensorflow.linalg.solve", "jax.numpy.linalg.solve", "numpy.linalg.solve"),
+    "pinv": ("tensorflow.linalg.pinv", "jax.numpy.linalg.pinv", "numpy.linalg.pinv"),
+}
+"""Linear-algebra functions with one signature on every target (matrices in the last two
+axes, batched over the leading ones)."""
+
+_INT_DOWNCAST_32 = {
+    "int64": "int32",
+    "uint64": "uint32",
+    "float64": "float32",
+    "complex128": "complex64",
+}
 
 
 class Target:
@@ -151,6 +191,34 @@ class Target:
         except KeyError:
             raise NotImplementedError(f"{self.name} has no elementwise {name!r}") from None
         return native(name_)(*args, **kwargs)
+
+    # ---- linear algebra and FFTs, from LINALG / FFT ------------------------------
+    def linalg(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """The linear-algebra function ``name`` (numpy's name and signature; see
+        :data:`LINALG`)."""
+        found = LINALG.get(name, (None, None, None))[TARGETS.index(self.name)]
+        if found is None:
+            raise NotImplementedError(f"{self.name} has no linalg {name!r} here")
+        return native(found)(*args, **kwargs)
+
+    def svd(self, x: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
+        """numpy's ``svd``: ``(u, s, vh)``, or ``s`` alone without ``compute_uv``."""
+        if self.name == "tensorflow":
+            fn = native("tensorflow.linalg.svd")
+            if not compute_uv:
+                return fn(x, compute_uv=False)
+            s, u, v = fn(x, full_matrices=full_matrices)
+            return u, s, native("tensorflow.linalg.adjoint")(v)
+        root = "jax.numpy" if self.name == "jax" else "numpy"
+        return native(f"{root}.linalg.svd")(x, full_matrices=full_matrices, compute_uv=compute_uv)
+
+    def fft(self, kind: str, x: Any, *args: Any, **kwargs: Any) -> Any:
+        """numpy's ``numpy.fft.<kind>`` (same signature); not on tensorflow, whose
+        ``tf.signal`` transforms take complex input along the last axes only."""
+        if self.name == "tensorflow":
+            raise NotImplementedError(f"torch.fft.{kind} on tensorflow")
+        root = "jax.numpy" if self.name == "jax" else "numpy"
+        return native(f"{root}.fft.{kind}")(x, *args, **kwargs)
 
 
 # --------------------------------------------------------------------------- numpy-like
@@ -217,7 +285,8 @@ class ArrayNamespaceTarget(Target):
                         + t
                         * (
                             0.27886807
-                            + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))
+                            + t
+                            * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))
                         )
                     )
                 )
@@ -291,10 +360,16 @@ class ArrayNamespaceTarget(Target):
     def getitem(self, x: Any, key: Any) -> Any:
         return x[key]
 
-    def pad(self, x: Any, pads: Sequence[tuple[Any, Any]], mode: str = "constant", value: Any = 0) -> Any:
+    def pad(
+        self, x: Any, pads: Sequence[tuple[Any, Any]], mode: str = "constant", value: Any = 0
+    ) -> Any:
         if mode == "constant":
             return self.xp.pad(x, [tuple(p) for p in pads], mode="constant", constant_values=value)
-        return self.xp.pad(x, [tuple(p) for p in pads], mode={"replicate": "edge", "circular": "wrap"}.get(mode, mode))
+        return self.xp.pad(
+            x,
+            [tuple(p) for p in pads],
+            mode={"replicate": "edge", "circular": "wrap"}.get(mode, mode),
+        )
 
     def tile(self, x: Any, reps: Sequence[Any]) -> Any:
         return self.xp.tile(x, tuple(reps))
@@ -331,8 +406,16 @@ class ArrayNamespaceTarget(Target):
 
     def argsort(self, x: Any, axis: int, descending: bool = False) -> Any:
         if descending:
-            return self.xp.argsort(-x, axis=axis, kind="stable") if self.name == "numpy" else self.xp.argsort(-x, axis=axis, stable=True)
-        return self.xp.argsort(x, axis=axis, kind="stable") if self.name == "numpy" else self.xp.argsort(x, axis=axis, stable=True)
+            return (
+                self.xp.argsort(-x, axis=axis, kind="stable")
+                if self.name == "numpy"
+                else self.xp.argsort(-x, axis=axis, stable=True)
+            )
+        return (
+            self.xp.argsort(x, axis=axis, kind="stable")
+            if self.name == "numpy"
+            else self.xp.argsort(x, axis=axis, stable=True)
+        )
 
     # linear algebra
     def matmul(self, a: Any, b: Any) -> Any:
@@ -360,8 +443,10 @@ class ArrayNamespaceTarget(Target):
         pads: Sequence[tuple[int, int]],
         dilation: Sequence[int],
         groups: int,
+        wshape: Sequence[int],
     ) -> Any:
-        """N-d convolution, NC... layout, weights O I/groups ..., explicit padding pairs."""
+        """N-d convolution, NC... layout, weights O I/groups ... (``wshape``, known when the
+        rule runs), explicit padding pairs."""
         if self.name == "jax":
             lax = native("jax.lax.conv_general_dilated")
             nd = len(stride)
@@ -400,11 +485,17 @@ def _window_slices(x: Any, kernel, stride, dilation) -> Any:
     it meets: ``(offset, slice)`` pairs, each slice shaped (N, C, *out)."""
     nd = len(kernel)
     spatial = x.shape[2:]
-    outs = [(n - (d * (k - 1) + 1)) // s + 1 for n, k, s, d in zip(spatial, kernel, stride, dilation)]
+    outs = [
+        (n - (d * (k - 1) + 1)) // s + 1 for n, k, s, d in zip(spatial, kernel, stride, dilation)
+    ]
     for offset in itertools.product(*[range(k) for k in kernel]):
-        key = (slice(None), slice(None)) + tuple(
-            slice(o * d, o * d + (m - 1) * s + 1, s)
-            for o, d, m, s in zip(offset, dilation, outs, stride)
+        key = (
+            slice(None),
+            slice(None),
+            *tuple(
+                slice(o * d, o * d + (m - 1) * s + 1, s)
+                for o, d, m, s in zip(offset, dilation, outs, stride)
+            ),
         )
         yield offset, x[key]
     del nd
@@ -542,7 +633,9 @@ class TensorFlowTarget(Target):
     def getitem(self, x: Any, key: Any) -> Any:
         return x[key]
 
-    def pad(self, x: Any, pads: Sequence[tuple[Any, Any]], mode: str = "constant", value: Any = 0) -> Any:
+    def pad(
+        self, x: Any, pads: Sequence[tuple[Any, Any]], mode: str = "constant", value: Any = 0
+    ) -> Any:
         if mode == "constant":
             return self.tf.pad(x, [list(p) for p in pads], constant_values=value)
         tf_mode = {"reflect": "REFLECT", "symmetric": "SYMMETRIC"}.get(mode)
@@ -597,7 +690,9 @@ class TensorFlowTarget(Target):
 
     def matmul(self, a: Any, b: Any) -> Any:
         if len(a.shape) == 1 or len(b.shape) == 1:
-            return self.tf.tensordot(a, b, axes=[[len(a.shape) - 1], [len(b.shape) - 2 if len(b.shape) > 1 else 0]])
+            return self.tf.tensordot(
+                a, b, axes=[[len(a.shape) - 1], [len(b.shape) - 2 if len(b.shape) > 1 else 0]]
+            )
         return self.tf.linalg.matmul(a, b)
 
     def einsum(self, eq: str, *xs: Any) -> Any:
@@ -617,7 +712,7 @@ class TensorFlowTarget(Target):
             y = y + shift
         return self.tf.transpose(y, [0, rank - 1, *range(1, rank - 1)])
 
-    def conv(self, x, w, stride, pads, dilation, groups) -> Any:
+    def conv(self, x, w, stride, pads, dilation, groups, wshape) -> Any:
         """NCHW convolution written NHWC inside (TensorFlow on CPU has no NCHW conv): the
         transposes around it are left for the layout pass to cancel."""
         tf = self.tf
@@ -629,23 +724,21 @@ class TensorFlowTarget(Target):
         xt = tf.transpose(x, to_last)
         if any(p != (0, 0) for p in pads):
             xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]])
-        cin = int(x.shape[1])
-        cout = int(w.shape[0])
+        cout, cin = wshape[0], wshape[1] * groups
         if nd == 1:
             xt = tf.expand_dims(xt, 1)
             w = tf.expand_dims(w, 2)
+            wshape = (wshape[0], wshape[1], 1, wshape[2])
             stride, dilation = (1, *stride), (1, *dilation)
         if groups == 1:
             kern = tf.transpose(w, [2, 3, 1, 0])  # OIHW -> HWIO
             y = tf.nn.conv2d(xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation))
         elif groups == cin and cout % cin == 0:
             kern = tf.transpose(w, [2, 3, 0, 1])  # (O, 1, H, W) -> (H, W, O, 1)
-            kern = tf.reshape(kern, [int(w.shape[2]), int(w.shape[3]), cin, cout // cin])
+            kern = tf.reshape(kern, [wshape[2], wshape[3], cin, cout // cin])
             if stride[0] != stride[1]:
                 raise NotImplementedError("depthwise conv with unequal strides on tensorflow")
-            y = tf.nn.depthwise_conv2d(
-                xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation)
-            )
+            y = tf.nn.depthwise_conv2d(xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation))
         else:
             kern = tf.transpose(w, [2, 3, 1, 0])
             y = tf.nn.conv2d(xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation))
@@ -665,7 +758,9 @@ class TensorFlowTarget(Target):
         if kind == "max":
             y = tf.nn.max_pool2d(xt, list(kernel), list(stride), "VALID")
         else:
-            y = tf.nn.avg_pool2d(xt, list(kernel), list(stride), "VALID") * float(kernel[0] * kernel[1])
+            y = tf.nn.avg_pool2d(xt, list(kernel), list(stride), "VALID") * float(
+                kernel[0] * kernel[1]
+            )
         return tf.transpose(y, [0, 3, 1, 2])
 
 
@@ -682,7 +777,11 @@ def _make(name: str) -> Target:
     if name == "tensorflow":
         return TensorFlowTarget()
     if name == "jax":
+        # Imported now, so the tracer wraps them when a translation starts recording.
+        import jax.lax
+        import jax.nn
         import jax.numpy as jnp
+        import jax.scipy.special  # noqa: F401
 
         return _JaxTarget(jnp, "jax")
     if name == "numpy":

@@ -223,9 +223,17 @@ def to_target(x: Any, target: Target, dtype: str | None = None) -> Any:
 def _compare(ref: Any, got: Any) -> tuple[bool, float, str]:
     """(ok, max abs err, what differs) for one output of a node."""
     if framework_of(ref) is None:
-        if (isinstance(ref, bool | int | float) and not isinstance(ref, bool)) or is_tracked_scalar(got):
-            ok = float(ref) == float(got) or abs(float(ref) - float(got)) <= 1e-5 * (1 + abs(float(ref)))
-            return ok, abs(float(ref) - float(got)) if ok else float("inf"), "" if ok else f"{got!r} != {ref!r}"
+        if (isinstance(ref, bool | int | float) and not isinstance(ref, bool)) or is_tracked_scalar(
+            got
+        ):
+            ok = float(ref) == float(got) or abs(float(ref) - float(got)) <= 1e-5 * (
+                1 + abs(float(ref))
+            )
+            return (
+                ok,
+                abs(float(ref) - float(got)) if ok else float("inf"),
+                "" if ok else f"{got!r} != {ref!r}",
+            )
         return True, 0.0, ""
     if framework_of(got) is None:
         return False, float("inf"), f"got a {type(got).__name__}, not an array"
@@ -238,11 +246,14 @@ def _compare(ref: Any, got: Any) -> tuple[bool, float, str]:
         return True, 0.0, ""
     if r.dtype.kind in "biu":
         bad = int(np.count_nonzero(r != g))
-        return bad == 0, float(np.max(np.abs(r.astype(np.float64) - g.astype(np.float64)))), (
-            f"{bad} element(s) differ" if bad else ""
+        return (
+            bad == 0,
+            float(np.max(np.abs(r.astype(np.float64) - g.astype(np.float64)))),
+            (f"{bad} element(s) differ" if bad else ""),
         )
-    r64, g64 = r.astype(np.complex128 if r.dtype.kind == "c" else np.float64), g.astype(
-        np.complex128 if g.dtype.kind == "c" else np.float64
+    r64, g64 = (
+        r.astype(np.complex128 if r.dtype.kind == "c" else np.float64),
+        g.astype(np.complex128 if g.dtype.kind == "c" else np.float64),
     )
     same_nan = np.isnan(r64) == np.isnan(g64)
     finite = np.isfinite(r64) & np.isfinite(g64)
@@ -285,9 +296,7 @@ def translate_graph(
     paths, state = _state_paths(graph, ref)
     params = {k: to_target(v, tgt) for k, v in state.items()}
     consts = {i: to_target(c.data, tgt) for i, c in enumerate(graph.constants)}
-    array_ids = {
-        out.id for n in graph.nodes for out in n.outputs if paths.get(out.id) in state
-    }
+    array_ids = {out.id for n in graph.nodes for out in n.outputs if paths.get(out.id) in state}
 
     def conv_input(x: Any) -> Any:
         return to_target(x, tgt) if framework_of(x) is not None else x
@@ -345,14 +354,20 @@ def translate_graph(
                     raise
                 except Exception as exc:
                     _raise_first_divergence(graph, produced, ref)
-                    where = f" at {node.meta.source}: {node.meta.source.code}" if node.meta.source else ""
+                    where = (
+                        f" at {node.meta.source}: {node.meta.source.code}"
+                        if node.meta.source
+                        else ""
+                    )
                     raise TranspileError(
                         f"translating node {i} {node.op}{where} to {target} failed: "
                         f"{type(exc).__name__}: {exc}"
                     ) from exc
             got = tree_leaves(node.out_tree, result)
             if len(got) != len(node.outputs):
-                raise TranspileError(f"rule for {node.op} returned {len(got)} values, expected {len(node.outputs)}")
+                raise TranspileError(
+                    f"rule for {node.op} returned {len(got)} values, expected {len(node.outputs)}"
+                )
             for v, x in zip(node.outputs, got):
                 env[v.id] = x
                 if tgt.is_array(x):
@@ -363,6 +378,7 @@ def translate_graph(
         return tuple(map_arg(o, lambda a: leaf_value(a, env)) for o in graph.outputs)
 
     res = trace(run, (params, *t_args), t_kwargs, name=name, frameworks=(target,))
+    _check_no_unrecorded(res.graph, consts.values(), target)
     if len(res.graph.outputs) != len(graph.outputs):
         raise TranspileError(
             f"the translated {name!r} returns {len(res.graph.outputs)} arrays where the source "
@@ -387,7 +403,90 @@ def translate_graph(
         from .layout import optimize_transposes
 
         clean = run_pipeline(clean, [optimize_transposes])
+    clean, params = fold_params(clean, params)
     return Translation(clean, params, graph, checks, target, res.output)
+
+
+def fold_params(graph: Graph, params: dict[str, Any]) -> tuple[Graph, dict[str, Any]]:
+    """Work that depends on one parameter alone, done once here instead of on every call:
+    a parameter read only by a pure op of it alone (a conv kernel's OIHW -> HWIO transpose,
+    a linear weight's transpose) is replaced by that op's result, stored under the same
+    ``state_dict`` key, so weights are held in the target's layout. Repeats along chains."""
+    from ivytrace_passes.edit import substitute, substitute_node
+
+    keys = list(params)
+    params = dict(params)
+    inputs = list(graph.inputs)
+    nodes = list(graph.nodes)
+    outputs = list(graph.outputs)
+    changed = True
+    while changed:
+        changed = False
+        users: dict[int, list[int]] = collections.defaultdict(list)
+        for i, n in enumerate(nodes):
+            for v in set(n.inputs()):
+                users[v.id].append(i)
+        for k, key in enumerate(keys):
+            p = inputs[k]
+            us = users.get(p.id, [])
+            if len(us) != 1:
+                continue
+            n = nodes[us[0]]
+            if (
+                n.op.startswith("ivytrace.")
+                or n.meta.effect
+                or n.meta.generator
+                or n.meta.mutates
+                or len(n.outputs) != 1
+                or not isinstance(n.outputs[0].spec, TensorSpec)
+                or any(v.id != p.id for v in n.inputs())
+            ):
+                continue
+            params[key] = call_node(n, {p.id: params[key]}, graph.constants)
+            new_p = Value(p.id, n.outputs[0].spec)
+            inputs[k] = new_p
+            subst = {n.outputs[0].id: new_p, p.id: new_p}
+            nodes = [substitute_node(m, subst) for m in nodes if m is not n]
+            outputs = [substitute(o, subst) for o in outputs]
+            changed = True
+            break
+    return graph.replace(inputs=tuple(inputs), nodes=tuple(nodes), outputs=tuple(outputs)), params
+
+
+def _check_no_unrecorded(graph: Graph, allowed: Any, target: str) -> None:
+    """Every constant of a translated graph is one the translator put there (the source's
+    own constants, converted); an array a rule made by a call the tracer did not record
+    would be baked, and right only on the example inputs: refused."""
+    ok = [id(a) for a in allowed]  # the arrays are alive (held by ``allowed``)
+    for i, c in enumerate(graph.constants):
+        if c.name == "captured" and id(c.data) not in ok:
+            user = next(
+                (
+                    n
+                    for n in graph.nodes
+                    if any(
+                        getattr(a, "index", None) == i and type(a).__name__ == "Const"
+                        for a in _leaves(n)
+                    )
+                ),
+                None,
+            )
+            where = (
+                f" at {user.meta.source}: {user.meta.source.code}"
+                if user and user.meta.source
+                else ""
+            )
+            raise TranspileError(
+                f"a {target} array of shape {c.spec.shape} reached {user.op if user else 'an output'}{where} "
+                "but was made by a call the tracer did not record; the translation would bake it "
+                "(a rule uses a target function the interceptor does not wrap)"
+            )
+
+
+def _leaves(node: Node) -> list[Any]:
+    from ivytrace_ir import iter_arg_leaves
+
+    return list(iter_arg_leaves((node.args, node.kwargs)))
 
 
 def _validation_error(bad: NodeCheck, target: str) -> ValidationError:

@@ -78,7 +78,9 @@ def _mish(cx, x, inplace=False):
 def _softplus(cx, x, beta=1.0, threshold=20.0):
     t = cx.target
     bx = x * beta
-    soft = t.ew("log1p", t.ew("exp", -t.ew("abs", bx))) + t.ew("maximum", bx, t.asarray(0, cx.out_dtype()))
+    soft = t.ew("log1p", t.ew("exp", -t.ew("abs", bx))) + t.ew(
+        "maximum", bx, t.asarray(0, cx.out_dtype())
+    )
     return t.where(t.ew("greater", bx, threshold), x, soft / beta)
 
 
@@ -117,7 +119,9 @@ def _hardshrink(cx, x, lambd=0.5):
 def _softshrink(cx, x, lambd=0.5):
     t = cx.target
     zero = t.asarray(0, cx.out_dtype())
-    return t.where(t.ew("greater", x, lambd), x - lambd, t.where(t.ew("less", x, -lambd), x + lambd, zero))
+    return t.where(
+        t.ew("greater", x, lambd), x - lambd, t.where(t.ew("less", x, -lambd), x + lambd, zero)
+    )
 
 
 @rule("torch.nn.functional.threshold", "torch.threshold")
@@ -292,7 +296,9 @@ def _normalize(cx, x, p=2.0, dim=1, eps=1e-12, out=None):
       "torch.nn.functional.alpha_dropout", "torch.nn.functional.feature_alpha_dropout")  # fmt: skip
 def _dropout(cx, x, p=0.5, training=True, inplace=False):
     if training and p > 0:
-        raise NotImplementedError("dropout in training mode draws random numbers; translate the model in eval()")
+        raise NotImplementedError(
+            "dropout in training mode draws random numbers; translate the model in eval()"
+        )
     return x
 
 
@@ -308,7 +314,9 @@ def _embedding(cx, ids, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 def _one_hot(cx, x, num_classes=-1):
     t = cx.target
     n = cx.ref_out.shape[-1]
-    return _cast_to(cx, t.ew("equal", t.expand_dims(x, -1), t.arange(0, n, 1, cx.out_dtype())), cx.out_dtype())
+    return _cast_to(
+        cx, t.ew("equal", t.expand_dims(x, -1), t.arange(0, n, 1, cx.out_dtype())), cx.out_dtype()
+    )
 
 
 # --------------------------------------------------------------- convolution, pooling
@@ -340,7 +348,7 @@ def _conv(cx, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             pads.append((total // 2, total - total // 2))
     else:
         pads = [(p, p) for p in _tuple(padding, nd)]
-    y = t.conv(x, weight, stride, pads, dilation, groups)
+    y = t.conv(x, weight, stride, pads, dilation, groups, tuple(cx.ref_args[1].shape))
     if bias is not None:
         y = t.channel_affine(y, None, bias)
     return t.squeeze(y, 0) if unbatched else y
@@ -421,7 +429,12 @@ def _adaptive_pool(cx, x, output_size, return_indices=False):
     nd = int(cx.node.op.split("pool")[1][0])
     ref = cx.ref_args[0]
     in_sizes = ref.shape[-nd:]
-    out_sizes = [i if o is None else o for o, i in zip(_tuple(output_size, nd) if output_size is not None else (None,) * nd, in_sizes)]
+    out_sizes = [
+        i if o is None else o
+        for o, i in zip(
+            _tuple(output_size, nd) if output_size is not None else (None,) * nd, in_sizes
+        )
+    ]
     if return_indices:
         raise NotImplementedError("adaptive pooling with return_indices")
     if all(o == 1 for o in out_sizes):
@@ -480,7 +493,14 @@ def _sdpa(cx, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=Non
         keep = t.ew("less_equal", t.expand_dims(cols, 0), t.expand_dims(rows, 1))
         s = t.where(keep, s, t.asarray(float("-inf"), cx.out_dtype()))
     if attn_mask is not None:
-        if str(cx.ref_kwargs.get("attn_mask", cx.ref_args[3] if len(cx.ref_args) > 3 else None).dtype) == "torch.bool":
+        if (
+            str(
+                cx.ref_kwargs.get(
+                    "attn_mask", cx.ref_args[3] if len(cx.ref_args) > 3 else None
+                ).dtype
+            )
+            == "torch.bool"
+        ):
             s = t.where(attn_mask, s, t.asarray(float("-inf"), cx.out_dtype()))
         else:
             s = s + attn_mask

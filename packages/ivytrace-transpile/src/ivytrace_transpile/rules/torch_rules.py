@@ -212,8 +212,11 @@ def _binary(name: str, *, compare: bool = False, swap: bool = False) -> Callable
         if alpha is not None and alpha != 1:
             b = b * alpha
         if name == "divide" and rounding_mode is not None:
-            q = cx.target.ew("divide", _cast_to(cx, a, "float32") if not dt.startswith("float") else a,
-                             _cast_to(cx, b, "float32") if not dt.startswith("float") else b)
+            q = cx.target.ew(
+                "divide",
+                _cast_to(cx, a, "float32") if not dt.startswith("float") else a,
+                _cast_to(cx, b, "float32") if not dt.startswith("float") else b,
+            )
             q = cx.target.ew("floor" if rounding_mode == "floor" else "trunc", q)
             return _cast_to(cx, q, dt)
         return cx.target.ew(name, a, b)
@@ -249,7 +252,9 @@ _COMPARE = {
 for _t, _n in _BINARY.items():
     TORCH_RULES.add([f"torch.{_t}", f"torch.Tensor.{_t}", f"torch.Tensor.{_t}_"], _binary(_n))
 for _t, _n in _COMPARE.items():
-    TORCH_RULES.add([f"torch.{_t}", f"torch.Tensor.{_t}", f"torch.Tensor.{_t}_"], _binary(_n, compare=True))
+    TORCH_RULES.add(
+        [f"torch.{_t}", f"torch.Tensor.{_t}", f"torch.Tensor.{_t}_"], _binary(_n, compare=True)
+    )
 for _d, _n in {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
                "pow": "pow", "floordiv": "floor_divide"}.items():  # fmt: skip
     TORCH_RULES.add([f"torch.Tensor.__{_d}__", f"torch.Tensor.__i{_d}__"], _binary(_n))
@@ -278,7 +283,7 @@ def _remainder(cx, a, b):
 def _fmod(cx, a, b):
     dt = cx.out_dtype()
     a, b = _cast_to(cx, a, dt), _cast_to(cx, b, dt)
-    q = cx.target.ew("trunc", a / b) if dt.startswith("float") else cx.target.ew("trunc", a / b)
+    q = cx.target.ew("trunc", a / b)
     return a - q * b
 
 
@@ -300,9 +305,13 @@ def _clamp(cx, x, min=None, max=None):
     dt = cx.out_dtype()
     x = _cast_to(cx, x, dt)
     if min is not None:
-        x = cx.target.ew("maximum", x, _cast_to(cx, min, dt) if _is_array(min) else cx.target.asarray(min, dt))
+        x = cx.target.ew(
+            "maximum", x, _cast_to(cx, min, dt) if _is_array(min) else cx.target.asarray(min, dt)
+        )
     if max is not None:
-        x = cx.target.ew("minimum", x, _cast_to(cx, max, dt) if _is_array(max) else cx.target.asarray(max, dt))
+        x = cx.target.ew(
+            "minimum", x, _cast_to(cx, max, dt) if _is_array(max) else cx.target.asarray(max, dt)
+        )
     return x
 
 
@@ -400,7 +409,11 @@ def _diff(cx, x, n=1, dim=-1, prepend=None, append=None):
 
 @rule("torch.Tensor.view", "torch.Tensor.reshape", "torch.reshape")
 def _view(cx, x, *shape):
-    if cx.node.op == "torch.Tensor.view" and len(shape) == 1 and not isinstance(shape[0], list | tuple | int):
+    if (
+        cx.node.op == "torch.Tensor.view"
+        and len(shape) == 1
+        and not isinstance(shape[0], list | tuple | int)
+    ):
         return _cast_to(cx, x, cx.out_dtype())  # view(dtype)
     return cx.target.reshape(x, _sizes(shape))
 
@@ -462,7 +475,9 @@ def _permute(cx, x, *dims):
 def _movedim(cx, x, source, destination):
     rank = _rank(cx)
     src = [s % rank for s in (source if isinstance(source, list | tuple) else [source])]
-    dst = [d % rank for d in (destination if isinstance(destination, list | tuple) else [destination])]
+    dst = [
+        d % rank for d in (destination if isinstance(destination, list | tuple) else [destination])
+    ]
     order = [i for i in range(rank) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -548,9 +563,7 @@ def _chunk(cx, x, chunks, dim=0):
 def _unbind(cx, x, dim=0):
     ax = _axes(dim, _rank(cx))
     n = cx.ref_args[0].shape[ax]
-    return tuple(
-        cx.target.getitem(x, (*(slice(None),) * ax, i)) for i in range(n)
-    )
+    return tuple(cx.target.getitem(x, (*(slice(None),) * ax, i)) for i in range(n))
 
 
 @rule("torch.Tensor.__getitem__")
@@ -562,9 +575,15 @@ def _getitem(cx, x, key):
     # one index array (or a mask) among plain slices
     arrays = [i for i, k in enumerate(keys) if _is_array(k) or isinstance(k, list)]
     ref_keys = cx.ref_args[1] if isinstance(cx.ref_args[1], tuple) else (cx.ref_args[1],)
-    if len(arrays) == 1 and all(
-        (isinstance(k, slice) and k == slice(None)) for i, k in enumerate(keys) if i != arrays[0]
-    ) and Ellipsis not in keys:
+    if (
+        len(arrays) == 1
+        and all(
+            (isinstance(k, slice) and k == slice(None))
+            for i, k in enumerate(keys)
+            if i != arrays[0]
+        )
+        and Ellipsis not in keys
+    ):
         i = arrays[0]
         k = keys[i]
         rk = ref_keys[i]
@@ -638,7 +657,11 @@ def _tri(cx, x, diagonal=0):
     rows = t.arange(0, shape[-2], 1, "int64")
     cols = t.arange(0, shape[-1], 1, "int64")
     diff = t.expand_dims(cols, 0) - t.expand_dims(rows, 1)
-    keep = t.ew("less_equal", diff, diagonal) if "tril" in cx.node.op else t.ew("greater_equal", diff, diagonal)
+    keep = (
+        t.ew("less_equal", diff, diagonal)
+        if "tril" in cx.node.op
+        else t.ew("greater_equal", diff, diagonal)
+    )
     return t.where(keep, x, t.asarray(0, cx.out_dtype()))
 
 

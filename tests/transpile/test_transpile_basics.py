@@ -1,0 +1,211 @@
+"""transpile on small torch programs: the seed's Network, functions, classes, errors, layout.
+
+Each translation is checked against torch on the traced inputs and on new shapes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ivytrace as ivy
+import ivytrace_transpile as it
+from ivytrace_transpile.translate import to_target
+
+TARGETS = ("tensorflow", "jax", "numpy")
+
+
+def _np(x):
+    return np.asarray(x)
+
+
+class Network(torch.nn.Module):
+    """The seed page's example."""
+
+    def __init__(self):
+        super().__init__()
+        self._linear = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self._linear(x)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_seed_network_class_lazy_with_the_seed_input(target):
+    TNetwork = ivy.transpile(Network, source="torch", target=target)
+    tgt = it.get_target(target)
+    torch.manual_seed(0)
+    net = TNetwork()
+    x = tgt.asarray(np.array([1.0, 2.0, 3.0], np.float32))
+    out = net(x)
+    assert tgt.is_array(out)
+    want = net._module(torch.tensor([1.0, 2.0, 3.0])).detach().numpy()
+    np.testing.assert_allclose(_np(out), want, rtol=1e-6, atol=1e-6)
+    # the translated graph holds only target ops, and the weights are its inputs
+    assert all(n.op.split(".")[0] in (target, "operator", "ivytrace") for n in net.graph.nodes)
+    assert set(net.params) == {"_linear.weight", "_linear.bias"}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_instance_eager_keeps_weights_and_takes_new_shapes(target):
+    torch.manual_seed(0)
+    net = Network().eval()
+    tn = ivy.transpile(net, target=target, args=(torch.randn(2, 3),))
+    tgt = it.get_target(target)
+    for shape in ((2, 3), (5, 3), (4, 7, 3)):
+        x = torch.randn(*shape)
+        np.testing.assert_allclose(
+            _np(tn(to_target(x, tgt))), net(x).detach().numpy(), rtol=1e-5, atol=1e-6
+        )
+    # converted once: the same target arrays are used on every call
+    assert tn.params["_linear.weight"] is tn.params["_linear.weight"]
+    assert all(tgt.is_array(v) for v in tn.params.values())
+
+
+def _fn(x, y):
+    z = torch.nn.functional.gelu(x @ y.transpose(0, 1)) * 2 - y.sum(dim=1)
+    n = x.shape[0]
+    return torch.softmax(z[: n - 1], dim=-1), z.mean()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_function_with_sizes_and_structure(target):
+    x, y = torch.randn(4, 5), torch.randn(4, 5)
+    tf_fn = ivy.transpile(_fn, target=target, args=(x, y))
+    tgt = it.get_target(target)
+    for a, b in ((x, y), (torch.randn(6, 5), torch.randn(6, 5))):
+        got = tf_fn(to_target(a, tgt), to_target(b, tgt))
+        want = _fn(a, b)
+        assert isinstance(got, tuple) and len(got) == 2
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(_np(g), w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_unsupported_ops_are_listed_together_with_counts_and_lines():
+    def f(x):
+        a = torch.special.bessel_j0(x)  # no rule
+        b = torch.special.bessel_j0(x + 1)
+        return torch.special.airy_ai(a + b)  # no rule either
+
+    with pytest.raises(ivy.UnsupportedOpsError) as info:
+        ivy.transpile(f, target="tensorflow", args=(torch.randn(4),))
+    msg = str(info.value)
+    assert "torch.special.bessel_j0  x2" in msg
+    assert "torch.special.airy_ai" in msg
+    assert "test_transpile_basics.py" in msg and "bessel_j0(x)" in msg
+    assert set(info.value.ops) >= {"torch.special.bessel_j0", "torch.special.airy_ai"}
+
+
+def test_a_wrong_rule_is_caught_by_validation_with_the_users_line():
+    table = dict(it.TORCH_RULES)
+    table["torch.tanh"] = lambda cx, x: cx.target.ew("sin", x)  # a deliberately wrong rule
+
+    def f(x):
+        return torch.tanh(x) * 3
+
+    x = torch.linspace(-2, 2, 8)
+    graph = ivy.trace_graph(f, args=(x,)).ir
+    with pytest.raises(ivy.ValidationError) as info:
+        it.translate_graph(graph, "jax", (x,), {}, table)
+    assert info.value.check.op == "torch.tanh"
+    assert "torch.tanh(x) * 3" in str(info.value)
+    # the default table translates it right
+    tr = it.translate_graph(graph, "jax", (x,), {}, it.TORCH_RULES)
+    assert all(c.ok for c in tr.checks)
+
+
+def test_training_mode_is_refused_before_anything_runs():
+    net = Network()
+    with pytest.raises(ivy.TranspileError, match="training mode"):
+        ivy.transpile(net, target="jax", args=(torch.randn(3),))
+
+
+def test_unknown_target():
+    with pytest.raises(ValueError, match="unknown target"):
+        ivy.transpile(_fn, target="mxnet")
+
+
+class ConvNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.dw = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.c2 = torch.nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.c1(x)))
+        y = torch.nn.functional.max_pool2d(y, 2)
+        y = y + torch.relu(self.dw(y))
+        return self.c2(y).mean(dim=(2, 3))
+
+
+def test_tensorflow_layout_pass_cancels_transposes_and_keeps_the_answer():
+    torch.manual_seed(0)
+    net = ConvNet().eval()
+    with torch.no_grad():
+        net.bn.running_mean.uniform_(-1, 1)
+        net.bn.running_var.uniform_(0.5, 2)
+    x = torch.randn(2, 3, 8, 8)
+    tn = ivy.transpile(net, target="tensorflow", args=(x,))
+    hist = [r for r in tn.graph.meta.history if r.name == "optimize_transposes"]
+    assert hist, "the layout pass ran"
+    before = int(hist[0].note.split("transposes ")[1].split(" -> ")[0])
+    # each conv / pool / batch norm rule wraps itself in two transposes; after the pass
+    # (and with kernels stored HWIO at conversion) only the one into NHWC at the input and
+    # the one before the reduction run per call
+    assert before >= 8 and it.count_transposes(tn.graph) <= 2, str(tn.graph)
+    assert tuple(tn.params["c1.weight"].shape) == (3, 3, 3, 8)  # HWIO, converted once
+    ops = tn.graph.ops
+    assert "tensorflow.nn.depthwise_conv2d" in ops and "tensorflow.nn.conv2d" in ops
+    tgt = it.get_target("tensorflow")
+    for shape in ((2, 3, 8, 8), (3, 3, 12, 10)):
+        xi = torch.randn(*shape)
+        with torch.no_grad():
+            want = net(xi).numpy()
+        np.testing.assert_allclose(_np(tn(to_target(xi, tgt))), want, rtol=1e-4, atol=1e-5)
+
+
+def test_jax_output_is_jittable_with_params_as_arrays():
+    import jax
+
+    torch.manual_seed(0)
+    net = ConvNet().eval()
+    x = torch.randn(2, 3, 8, 8)
+    tn = ivy.transpile(net, target="jax", args=(x,))
+    assert "jax.lax.conv_general_dilated" in tn.graph.ops  # NCHW kept, no transposes
+    assert not any("transpose" in op for op in tn.graph.ops if "conv" not in op)
+    jitted = jax.jit(tn.compiled.fn)
+    xj = to_target(x, it.get_target("jax"))
+    np.testing.assert_allclose(_np(jitted(tn.params, xj)), _np(tn(xj)), rtol=1e-5, atol=1e-6)
+    # the weights are arguments of the jitted function, not constants baked into it
+    lowered = jitted.lower(tn.params, xj).as_text()
+    assert lowered.count("tensor<8x3x3x3xf32>") >= 1
+    zeroed = {k: v * 0 for k, v in tn.params.items()}
+    assert float(np.abs(_np(jitted(zeroed, xj))).max()) == 0.0
+
+
+def test_int64_inputs_stay_right_under_jax_32_bit_mode():
+    emb = torch.nn.Embedding(50, 4).eval()
+
+    def f(ids):
+        pos = torch.arange(ids.shape[1])
+        return emb(ids) + pos[None, :, None].float()
+
+    ids = torch.randint(0, 50, (2, 6))
+    tn = ivy.transpile(f, target="jax", args=(ids,))
+    new = torch.randint(0, 50, (3, 9))
+    got = tn(to_target(new, it.get_target("jax")))
+    np.testing.assert_allclose(_np(got), f(new).detach().numpy(), rtol=1e-6)
+
+
+def test_translated_graph_is_an_ordinary_graph_that_saves(tmp_path):
+    torch.manual_seed(0)
+    tn = ivy.transpile(Network().eval(), target="numpy", args=(torch.randn(2, 3),))
+    import ivytrace_ir as ir
+
+    ir.verify(tn.graph)
+    path = tmp_path / "net.ivtg"
+    ir.save(tn.graph, path)
+    back = ir.load(path)
+    assert back.ops == tn.graph.ops
