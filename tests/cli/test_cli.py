@@ -140,6 +140,29 @@ def test_transpile_takes_the_same_inputs(workdir):
         assert flag in res.stdout
 
 
+def test_transpile_a_transformers_model_saves_a_graph_that_loads_and_runs(workdir):
+    config = "hidden_size=32,num_hidden_layers=1,num_attention_heads=2,intermediate_size=37,vocab_size=100"
+    res = run(
+        workdir, "transpile", "--hf", "BertModel", "--config", config,
+        "--input", "input_ids=i64[2,9]", "--target", "numpy", "-o", "out",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "all agree" in res.stdout
+    graph = ir.load(workdir / "out" / "BertModel_numpy.ivtg")
+    assert {op.split(".")[0] for op in graph.ops} <= {"numpy", "operator", "ivytrace", "builtins"}
+    assert (workdir / "out" / "BertModel_numpy_generated.py").read_text().startswith("#")
+
+
+def test_transpile_reports_unsupported_ops_in_one_line_group_and_exits_2(workdir):
+    (workdir / "mod.py").write_text(
+        "import torch\ndef f(x):\n    return torch.special.airy_ai(x) + torch.special.airy_ai(x * 2)\n"
+    )
+    res = run(workdir, "transpile", "mod:f", "--input", "x=f32[4]", "--target", "jax")
+    assert res.returncode == 2
+    assert "torch.special.airy_ai  x2" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
 @pytest.mark.slow
 def test_trace_a_transformers_model_by_class_and_config(workdir):
     res = run(

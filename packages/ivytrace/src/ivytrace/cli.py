@@ -6,7 +6,7 @@
 - ``ivytrace trace MODULE:ATTR --input x=f32[1,3,224,224] [-o OUT.ivtg]`` or
   ``ivytrace trace --hf BertModel --config hidden_size=128,... --input input_ids=i64[2,16]``:
   trace, run the passes, save the graph and print a summary;
-- ``ivytrace transpile ... --target tensorflow|jax|numpy``: the same inputs (to come).
+- ``ivytrace transpile ... --target tensorflow|jax|numpy``: the same inputs, translated.
 
 Errors print their message (no traceback) and exit with status 2.
 """
@@ -82,9 +82,9 @@ def _parser() -> argparse.ArgumentParser:
         "--no-generators", action="store_true", help="include_generators=False: bake random draws"
     )
 
-    # Extension point: `ivytrace transpile` takes the same target and inputs as `trace`.
+    # `ivytrace transpile` takes the same target and inputs as `trace`.
     transpile = sub.add_parser(
-        "transpile", help="translate MODULE:ATTR or --hf CLASS to another framework (to come)"
+        "transpile", help="translate MODULE:ATTR or --hf CLASS to another framework "
     )
     add_target_arguments(transpile)
     transpile.add_argument(
