@@ -90,6 +90,21 @@ def make_on_error(
                 f"with ({info.structure}): {type(exc).__name__}: {exc}",
                 argument=info.what.removeprefix("input "),
             ) from exc
+        if (
+            info.kind == "node"
+            and isinstance(exc, ValueError)
+            and tb.tb_next is None  # raised by the generated line itself: its unpacking
+            and "values to unpack" in str(exc)
+        ):
+            # ``a, b, c = x.unbind(0)`` (``for row in x``), ``x.split(2)``, ``x.shape``: how
+            # many results a call gives can depend on the inputs' sizes.
+            msg = (
+                f"{graph_name}(): {info.what} gave another number of results than when "
+                f"traced ({exc}): the traced graph does not hold for these inputs; trace "
+                "again with them."
+            )
+            where = format_source(info.source)
+            raise GuardFailure(msg + ("\n" + where if where else ""), info.node_index) from exc
         note = f"ivytrace: compiled graph {graph_name!r} failed in {info.what}\n"
         note += f"  generated line {tb.tb_lineno}: {info.code}"
         where = format_source(info.source)

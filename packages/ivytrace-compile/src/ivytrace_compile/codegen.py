@@ -29,7 +29,6 @@ from ivytrace_ir import (
     Opaque,
     OpNameError,
     Symbol,
-    TensorSpec,
     TreeDef,
     Value,
     format_spec,
@@ -665,24 +664,6 @@ class _Codegen:
         leaves = iter(outs)
         defined: list[str] = []
         target = self._seq_target(tree, leaves, base, defined)
-        if (
-            target is not None
-            and tree.kind in ("tuple", "list")
-            and any(type(o.spec) is TensorSpec for o in outs)
-        ):
-            # How many arrays a call gives (``x.unbind(0)``, ``x.split(2)``) can depend on
-            # the inputs' sizes: a different count is a guard failure, not a raw unpacking
-            # error. (``x.shape`` gives one int per dimension, and the rank is checked.)
-            self.guards[i] = (f"{node.op} gave another number of results", node.meta.source)
-            tmp = self.local(f"{base}_out")
-            fail = self.helper("guard_failed")
-            n = len(tree.children)
-            self.emit(f"{tmp} = {expr}", info, defines=[tmp], comment=comment)
-            self.emit(
-                f"if len({tmp}) != {n}: raise {fail}({i}, len({tmp}), {n})", info, reads=[tmp]
-            )
-            self.emit(f"{target} = {tmp}", info, defines=defined, reads=[tmp])
-            return
         if target is not None:
             if target.startswith("(") and target.endswith(")") and not target.endswith(",)"):
                 target = target[1:-1]  # ``a, b = ...`` rather than ``(a, b) = ...``
