@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import torch_nn  # noqa: F401 - registers the nn rules into TORCH_RULES
+from . import (
+    torch_more,  # noqa: F401 - registers more rules (found missing by op_db)
+    torch_nn,  # noqa: F401 - registers the nn rules into TORCH_RULES
+)
 from .table import RuleTable
 from .torch_rules import TORCH_RULES
 
