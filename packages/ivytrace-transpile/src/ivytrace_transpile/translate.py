@@ -105,7 +105,10 @@ class RuleContext:
         if isinstance(spec, TensorSpec):
             return self.target.canonical_dtype(spec.dtype)
         return self.target.canonical_dtype(
-            str(x.dtype).rsplit(".", 1)[-1].replace("bool_", "bool").strip("'>")
+            str(getattr(x.dtype, "name", x.dtype))
+            .rsplit(".", 1)[-1]
+            .replace("bool_", "bool")
+            .strip("'>")
         )
 
     def ref_dtype(self, arg: Any) -> str | None:
