@@ -29,6 +29,8 @@ def _torch_to_numpy(t: Any) -> np.ndarray:
     import torch
 
     t = t.detach()
+    if t.is_conj() or t.is_neg():  # lazy conjugate / negative views (torch.fft.ifft's)
+        t = t.resolve_conj().resolve_neg()
     if t.dtype == torch.bfloat16:
         return t.cpu().view(torch.int16).numpy().view(_bf16_np())
     return t.cpu().numpy()
