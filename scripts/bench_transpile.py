@@ -1,0 +1,435 @@
+"""Transpiling transformers ResNet-50 and BERT-base (random weights) from torch to
+TensorFlow and JAX: conversion time, and the converted model's per-call time beside
+torch eager, in one run.
+
+- Conversion (cold): each (model, target) in a fresh subprocess, ``transpile(...)`` with
+  validation, timed after the imports, the model build and one eager forward (as
+  ``bench_trace_time.py`` does); median over ``--cold-runs`` processes. Where the time
+  goes (torch trace, reference run, translated run, validation, passes, codegen) is
+  read by wrapping the functions ``transpile`` calls, without changing the library.
+- Per call: one subprocess per model times torch eager ``model(**inputs)`` (no_grad),
+  TensorFlow ``tf.function(compiled.fn, reduce_retracing=True)`` and
+  ``jax.jit(compiled.fn)`` with the converted parameters passed as arguments each call
+  (checked: the jaxpr takes them as inputs, the concrete function captures nothing big),
+  in interleaved rounds; ratios are medians of the per-round ratios to torch.
+- Also: max abs error of each target against torch, and the per-call work in the
+  generated graphs that reads only parameters (work that could be done once, at
+  conversion), by op, with the bytes it writes.
+
+Threads: every child runs each framework on ``--threads`` threads (default 1). On a
+shared 2-core machine torch's OpenMP pool collapses when other processes hold the cores
+(ResNet-50 eager went from 0.18 s to 5 s per call with 2 threads under load), which would
+flatter the converted models; one thread each is the like-for-like comparison here.
+
+BERT gets ``input_ids`` only: with an ``attention_mask`` the translated code calls
+``bool()`` on a reduction of the mask (transformers' ``_ignore_bidirectional_mask_sdpa``),
+which neither ``tf.function`` nor ``jax.jit`` can trace.
+
+Targets from issue 7: ResNet-50 converts in <= 3 s including validation; the converted
+model runs at <= 0.8x torch eager time.
+
+    uv run python scripts/bench_transpile.py [--cold-runs 2] [--rounds 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+MODELS = ("ResNet-50", "BERT-base")
+TARGETS = ("tensorflow", "jax")
+
+
+# ---------------------------------------------------------------- child processes
+
+
+def _build(model_name: str) -> tuple[Any, dict[str, Any]]:
+    import torch
+    import transformers as tr
+
+    torch.manual_seed(0)
+    if model_name == "ResNet-50":
+        model = tr.ResNetForImageClassification(tr.ResNetConfig()).eval()  # ResNet-50 layout
+        return model, {"pixel_values": torch.randn(1, 3, 224, 224)}
+    model = tr.BertModel(tr.BertConfig()).eval()  # base: 12 layers, hidden 768
+    # no attention_mask: see the module docstring
+    ids = torch.randint(0, 1000, (1, 128))
+    return model, {"input_ids": ids}
+
+
+def _emit(obj: dict[str, Any]) -> None:
+    print("@@RESULT " + json.dumps(obj), flush=True)
+
+
+def _error_text(exc: BaseException, limit: int = 3000) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def child_cold(model_name: str, target: str) -> None:
+    """One cold conversion: imports, build, one eager forward, then ``transpile``."""
+    t0 = time.perf_counter()
+    import torch
+    import transformers  # noqa: F401
+
+    import ivytrace  # noqa: F401  (first: lets tensorflow and triton share the process)
+    import ivytrace_transpile as it
+    import ivytrace_transpile.api as api
+    import ivytrace_transpile.translate as trn
+
+    __import__(target)
+    imports = time.perf_counter() - t0
+    model, kw = _build(model_name)
+    with torch.no_grad():
+        model(**kw)
+
+    phases: dict[str, float] = {}
+
+    def timed(mod: Any, attr: str, phase: str) -> None:
+        fn = getattr(mod, attr)
+
+        def wrapper(*a: Any, **k: Any) -> Any:
+            s = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                phases[phase] = phases.get(phase, 0.0) + time.perf_counter() - s
+
+        setattr(mod, attr, wrapper)
+
+    # api.trace: the torch trace; api.run_pipeline: passes on the torch graph;
+    # translate.*: inside translate_graph; api.compile_graph: codegen of the target graph.
+    timed(api, "trace", "torch trace")
+    timed(api, "run_pipeline", "torch passes")
+    timed(trn, "_reference_run", "reference run")
+    timed(trn, "to_target", "params/inputs to target")
+    timed(trn, "trace", "translated run")
+    timed(trn, "_check", "validation")
+    timed(trn, "run_pipeline", "target passes")
+    timed(api, "compile_graph", "codegen")
+    t0 = time.perf_counter()
+    try:
+        it.transpile(model, target=target, kwargs=kw)
+    except Exception as exc:  # report what failed, and go on with the others
+        _emit({"error": _error_text(exc), "seconds": time.perf_counter() - t0})
+        return
+    total = time.perf_counter() - t0
+    _emit({"seconds": total, "imports": imports, "phases": phases})
+
+
+def _leaves(out: Any) -> tuple[Any, ...]:
+    if hasattr(out, "to_tuple"):
+        return tuple(out.to_tuple())
+    return tuple(out) if isinstance(out, tuple | list) else (out,)
+
+
+def _param_only_work(graph: Any, n_params: int) -> dict[str, Any]:
+    """Nodes of the generated graph whose every array input is derived from parameters
+    alone: per-call work that conversion could do once. By op: count and bytes written."""
+    import numpy as np
+
+    derived = {v.id for v in graph.inputs[:n_params]}
+    by_op: dict[str, list[float]] = {}
+    for node in graph.nodes:
+        vals = list(node.inputs())
+        if not vals or not all(v.id in derived for v in vals):
+            continue
+        derived.update(o.id for o in node.outputs)
+        nbytes = 0
+        for o in node.outputs:
+            shape = getattr(o.spec, "shape", None)
+            if shape and all(isinstance(d, int) for d in shape):
+                nbytes += int(np.prod(shape)) * np.dtype(o.spec.dtype).itemsize
+        row = by_op.setdefault(node.op, [0, 0])
+        row[0] += 1
+        row[1] += nbytes
+    return {op: {"count": c, "mb": b / 2**20} for op, (c, b) in by_op.items()}
+
+
+def child_percall(model_name: str, rounds: int, seconds_per_batch: float) -> None:
+    """Torch eager, tf.function and jax.jit side by side on one model."""
+    import jax
+    import numpy as np
+    import tensorflow as tf
+    import torch
+
+    import ivytrace  # noqa: F401  (first: lets tensorflow and triton share the process)
+    import ivytrace_transpile as it
+    from ivytrace_transpile.translate import to_target
+
+    model, kw = _build(model_name)
+    with torch.no_grad():
+        ref = [t.numpy() for t in _leaves(model(**kw))]
+
+    def torch_call() -> Any:
+        with torch.no_grad():
+            return model(**kw)
+
+    cands: dict[str, Any] = {"torch": torch_call}
+    info: dict[str, Any] = {"threads": {"torch": torch.get_num_threads()}}
+    for target in TARGETS:
+        t0 = time.perf_counter()
+        try:
+            tc = it.transpile(model, target=target, kwargs=kw)
+        except Exception as exc:
+            info[target] = {"error": _error_text(exc)}
+            continue
+        entry: dict[str, Any] = {"convert_warm_s": time.perf_counter() - t0}
+        fn, params = tc.compiled.fn, tc.params
+        inputs = {k: to_target(v, it.get_target(target)) for k, v in kw.items()}
+        entry["param_only"] = _param_only_work(tc.translation.graph, len(params))
+        entry["nodes"] = len(tc.translation.graph.nodes)
+        try:
+            if target == "tensorflow":
+                tff = tf.function(lambda p, x, fn=fn: _leaves(fn(p, **x)), reduce_retracing=True)
+                cf = tff.get_concrete_function(params, inputs)
+                big = [t for t in cf.captured_inputs if int(np.prod(t.shape)) > 1]
+                entry["as_inputs"] = (
+                    f"{len(cf.inputs)} graph inputs, {len(big)} non-scalar captures"
+                )
+                if big:
+                    raise AssertionError(f"tf.function captured {len(big)} arrays")
+
+                def call(f: Any = tff, p: Any = params, x: Any = inputs) -> Any:
+                    return f(p, x)
+
+            else:
+
+                def raw(p: Any, x: Any, fn: Any = fn) -> Any:
+                    return _leaves(fn(p, **x))
+
+                jaxpr = jax.make_jaxpr(raw)(params, inputs)
+                n_leaves = len(jax.tree_util.tree_leaves((params, inputs)))
+                const_mb = sum(np.asarray(c).nbytes for c in jaxpr.consts) / 2**20
+                entry["as_inputs"] = (
+                    f"{len(jaxpr.jaxpr.invars)}/{n_leaves} jaxpr inputs, consts {const_mb:.3f} MB"
+                )
+                if len(jaxpr.jaxpr.invars) != n_leaves or const_mb > 1:
+                    raise AssertionError("jax.jit bakes parameters in as constants")
+                jf = jax.jit(raw)
+
+                def call(f: Any = jf, p: Any = params, x: Any = inputs) -> Any:
+                    return jax.block_until_ready(f(p, x))
+
+            out = call()  # warm up: trace / compile
+            call()
+            got = [np.asarray(o) for o in out]
+            entry["max_abs_err"] = max(float(np.max(np.abs(r - g))) for r, g in zip(ref, got))
+        except Exception as exc:
+            entry["error"] = _error_text(exc)
+            info[target] = entry
+            continue
+        info[target] = entry
+        cands[target] = call
+
+    # calls per batch so one batch of the slowest candidate takes about seconds_per_batch
+    names = list(cands)
+    per = {}
+    for n in names:
+        cands[n]()
+        s = time.perf_counter()
+        cands[n]()
+        per[n] = time.perf_counter() - s
+    number = max(1, round(seconds_per_batch / max(per.values())))
+    table: list[list[float]] = []
+    for _ in range(rounds):
+        row = []
+        for n in names:
+            s = time.perf_counter()
+            for _ in range(number):
+                cands[n]()
+            row.append((time.perf_counter() - s) / number * 1e3)
+        table.append(row)
+    for k, n in enumerate(names):
+        info.setdefault(n, {})["ms"] = statistics.median(r[k] for r in table)
+        info[n]["ratio"] = statistics.median(r[k] / r[0] for r in table)
+    info["number"], info["rounds"] = number, rounds
+    info["threads"]["TF_NUM_INTRAOP_THREADS"] = os.environ.get("TF_NUM_INTRAOP_THREADS")
+    info["threads"]["XLA_FLAGS"] = os.environ.get("XLA_FLAGS")
+    _emit(info)
+
+
+# ---------------------------------------------------------------- driver
+
+
+def _thread_env(threads: int) -> dict[str, str]:
+    """Every framework's thread pools at ``threads`` (torch's OpenMP, MKL, TensorFlow's
+    intra/inter-op pools, XLA's CPU runtime)."""
+    env = dict(os.environ)
+    if threads > 0:
+        n = str(threads)
+        env.update(OMP_NUM_THREADS=n, MKL_NUM_THREADS=n, TF_NUM_INTRAOP_THREADS=n,
+                   TF_NUM_INTEROP_THREADS=n)  # fmt: skip
+        if threads == 1:  # XLA's CPU runtime has no thread count flag: one thread or all
+            flags = "--xla_cpu_multi_thread_eigen=false"
+            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + flags).strip()
+    return env
+
+
+def _run_child(*argv: str, threads: int, timeout: float = 600) -> dict[str, Any]:
+    try:
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", *argv],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=_thread_env(threads),
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    for line in reversed(out.stdout.splitlines()):
+        if line.startswith("@@RESULT "):
+            return json.loads(line[len("@@RESULT ") :])
+    tail = (out.stderr or out.stdout).strip().splitlines()[-15:]
+    return {"error": f"child exited {out.returncode}: " + "\n".join(tail)}
+
+
+def _fmt_err(text: str) -> str:
+    return text.replace("\n", "\n    ")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cold-runs", type=int, default=2, help="fresh processes per conversion")
+    ap.add_argument("--rounds", type=int, default=7, help="interleaved per-call rounds")
+    ap.add_argument("--batch-seconds", type=float, default=0.6, help="time per timed batch")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="threads per framework in every child (0: each framework's default)",
+    )
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        if args.child[0] == "cold":
+            child_cold(args.child[1], args.child[2])
+        else:
+            child_percall(args.child[1], int(args.child[2]), float(args.child[3]))
+        return
+
+    start = time.perf_counter()
+    print(
+        f"{os.cpu_count()} CPUs, load average at start {os.getloadavg()[0]:.1f}; "
+        f"threads per framework: {args.threads or 'default'}"
+    )
+    cold: dict[tuple[str, str], dict[str, Any]] = {}
+    for model in MODELS:
+        for target in TARGETS:
+            runs = [
+                _run_child("cold", model, target, threads=args.threads)
+                for _ in range(args.cold_runs)
+            ]
+            ok = [r for r in runs if "error" not in r]
+            if not ok:
+                cold[model, target] = runs[0]
+                continue
+            phases = {
+                p: statistics.median(r["phases"].get(p, 0.0) for r in ok) for p in ok[0]["phases"]
+            }
+            cold[model, target] = {
+                "seconds": statistics.median(r["seconds"] for r in ok),
+                "all": [r["seconds"] for r in ok],
+                "imports": statistics.median(r["imports"] for r in ok),
+                "phases": phases,
+            }
+    hot = {
+        m: _run_child("percall", m, str(args.rounds), str(args.batch_seconds), threads=args.threads)
+        for m in MODELS
+    }
+
+    print()
+    print(
+        f"Conversion: transpile(...) with validation, median of {args.cold_runs} fresh "
+        "processes (after imports, model build and one eager forward)."
+    )
+    print("Per call: median ms of interleaved rounds; ratio = median of per-round target/torch.")
+    print()
+    print(
+        "| model | target | convert s (cold) | torch eager ms | converted ms | ratio "
+        "| max abs err | params as inputs |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    for model in MODELS:
+        h = hot[model]
+        t_ms = h.get("torch", {}).get("ms")
+        for target in TARGETS:
+            c, e = cold[model, target], h.get(target, {})
+            conv = "error" if "error" in c else f"{c['seconds']:.2f}"
+            torch_ms = "-" if t_ms is None else f"{t_ms:.1f}"
+            if "ms" in e:
+                ms, ratio = f"{e['ms']:.1f}", f"{e['ratio']:.2f}x"
+            else:
+                ms = ratio = "error"
+            err = f"{e['max_abs_err']:.2e}" if "max_abs_err" in e else "-"
+            print(
+                f"| {model} | {target} | {conv} | {torch_ms} | {ms} | {ratio} | {err} "
+                f"| {e.get('as_inputs', '-')} |"
+            )
+    if "error" in hot[MODELS[0]] or "error" in hot[MODELS[1]]:
+        for m in MODELS:
+            if "error" in hot[m]:
+                print(f"\nper-call run for {m} failed:\n    {_fmt_err(hot[m]['error'])}")
+
+    print("\nWhere conversion time goes (seconds, median; nested phases overlap):")
+    for (model, target), c in cold.items():
+        if "error" in c:
+            print(f"  {model} -> {target}: FAILED\n    {_fmt_err(c['error'])}")
+            continue
+        ph = ", ".join(f"{k} {v:.2f}" for k, v in c["phases"].items())
+        runs = ", ".join(f"{s:.2f}" for s in c["all"])
+        print(f"  {model} -> {target}: total {c['seconds']:.2f} (runs {runs}); {ph}")
+        print(f"    (imports before timing: {c['imports']:.1f} s)")
+    for m in MODELS:
+        for target in TARGETS:
+            e = hot[m].get(target, {})
+            if "error" in e:
+                print(f"  {m} -> {target} per-call run FAILED:\n    {_fmt_err(e['error'])}")
+
+    print("\nPer-call work reading only parameters (could be done once, at conversion):")
+    for m in MODELS:
+        for target in TARGETS:
+            po = hot[m].get(target, {}).get("param_only")
+            if po is None:
+                continue
+            n = sum(v["count"] for v in po.values())
+            mb = sum(v["mb"] for v in po.values())
+            ops = ", ".join(
+                f"{op} x{v['count']} ({v['mb']:.0f} MB)"
+                for op, v in sorted(po.items(), key=lambda kv: -kv[1]["count"])
+            )
+            nodes = hot[m][target].get("nodes")
+            print(f"  {m} -> {target}: {n} of {nodes} nodes, {mb:.0f} MB written per call: {ops}")
+
+    print("\nTargets (issue 7):")
+    c = cold["ResNet-50", "tensorflow"], cold["ResNet-50", "jax"]
+    for target, ci in zip(TARGETS, c):
+        if "error" in ci:
+            print(f"  ResNet-50 -> {target} converts in <= 3 s: NOT MET (conversion failed)")
+        else:
+            verdict = "met" if ci["seconds"] <= 3 else "NOT MET"
+            print(f"  ResNet-50 -> {target} converts in <= 3 s: {verdict} ({ci['seconds']:.2f} s)")
+    for m in MODELS:
+        for target in TARGETS:
+            r = hot[m].get(target, {}).get("ratio")
+            if r is None:
+                print(f"  {m} -> {target} runs at <= 0.8x torch eager: NOT MET (no timing)")
+            else:
+                verdict = "met" if r <= 0.8 else "NOT MET"
+                print(f"  {m} -> {target} runs at <= 0.8x torch eager: {verdict} ({r:.2f}x)")
+    threads = hot[MODELS[0]].get("threads", {})
+    print(
+        f"\nthreads: {threads}; load average at end {os.getloadavg()[0]:.1f}; "
+        f"whole run {time.perf_counter() - start:.0f} s. A shared machine: expect noise of "
+        "tens of percent in absolute times; the interleaved ratios are steadier."
+    )
+
+
+if __name__ == "__main__":
+    main()
