@@ -7,9 +7,10 @@ with its own native calls, which the tracer records while a rule runs: the trans
 graph is made of those native calls.
 
 Elementwise primitives are one call of a native function with the same arguments on
-every target; their native names come from the op table
-(:data:`ivytrace_ir.optable`) where it has the op, and from :data:`EXTRA_ELEMENTWISE`
-for the ones it does not have yet. Everything else is a method written per target.
+every target; their native names are read from the op table (:mod:`.optable`, the one
+place that says "exp on tensorflow is ``tensorflow.math.exp``"); a target composes the
+ones it has no native for in an ``ew_<name>`` method. Everything else is a method
+written per target.
 
 Targets import their framework when they are built, never at module import.
 """
@@ -23,9 +24,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ivytrace_ir import DEFAULT_ALLOWLIST, check_name, optable
+from ivytrace_ir import DEFAULT_ALLOWLIST, check_name
 
-__all__ = ["EXTRA_ELEMENTWISE", "TARGETS", "Target", "get_target", "native"]
+from . import optable
+
+__all__ = ["TARGETS", "Target", "get_target", "native"]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -45,66 +48,6 @@ def native(name: str) -> Any:
         obj = getattr(obj, part)
     return obj
 
-
-EXTRA_ELEMENTWISE: dict[str, tuple[str | None, str | None]] = {
-    # name: (tensorflow, jax); numpy's is numpy.<name> when jax's is jax.numpy.<name>.
-    "erf": ("tensorflow.math.erf", "jax.scipy.special.erf"),
-    "erfc": ("tensorflow.math.erfc", "jax.scipy.special.erfc"),
-    "log1p": ("tensorflow.math.log1p", "jax.numpy.log1p"),
-    "expm1": ("tensorflow.math.expm1", "jax.numpy.expm1"),
-    "log2": (None, "jax.numpy.log2"),
-    "log10": (None, "jax.numpy.log10"),
-    "exp2": (None, "jax.numpy.exp2"),
-    "rsqrt": ("tensorflow.math.rsqrt", "jax.lax.rsqrt"),
-    "reciprocal": ("tensorflow.math.reciprocal", "jax.numpy.reciprocal"),
-    "arcsin": ("tensorflow.math.asin", "jax.numpy.arcsin"),
-    "arccos": ("tensorflow.math.acos", "jax.numpy.arccos"),
-    "arctan": ("tensorflow.math.atan", "jax.numpy.arctan"),
-    "sinh": ("tensorflow.math.sinh", "jax.numpy.sinh"),
-    "cosh": ("tensorflow.math.cosh", "jax.numpy.cosh"),
-    "arcsinh": ("tensorflow.math.asinh", "jax.numpy.arcsinh"),
-    "arccosh": ("tensorflow.math.acosh", "jax.numpy.arccosh"),
-    "arctanh": ("tensorflow.math.atanh", "jax.numpy.arctanh"),
-    "trunc": (None, "jax.numpy.trunc"),
-    "isnan": ("tensorflow.math.is_nan", "jax.numpy.isnan"),
-    "isinf": ("tensorflow.math.is_inf", "jax.numpy.isinf"),
-    "isfinite": ("tensorflow.math.is_finite", "jax.numpy.isfinite"),
-    "logical_xor": ("tensorflow.math.logical_xor", "jax.numpy.logical_xor"),
-    "not_equal": ("tensorflow.math.not_equal", "jax.numpy.not_equal"),
-    "greater_equal": ("tensorflow.math.greater_equal", "jax.numpy.greater_equal"),
-    "less_equal": ("tensorflow.math.less_equal", "jax.numpy.less_equal"),
-    "arctan2": ("tensorflow.math.atan2", "jax.numpy.arctan2"),
-    "floor_divide": ("tensorflow.math.floordiv", "jax.numpy.floor_divide"),
-    "bitwise_and": ("tensorflow.bitwise.bitwise_and", "jax.numpy.bitwise_and"),
-    "bitwise_or": ("tensorflow.bitwise.bitwise_or", "jax.numpy.bitwise_or"),
-    "bitwise_xor": ("tensorflow.bitwise.bitwise_xor", "jax.numpy.bitwise_xor"),
-    "bitwise_not": ("tensorflow.bitwise.invert", "jax.numpy.bitwise_not"),
-    "hypot": (None, "jax.numpy.hypot"),
-    "copysign": (None, "jax.numpy.copysign"),
-    "signbit": (None, "jax.numpy.signbit"),
-    "fmax": (None, "jax.numpy.fmax"),
-    "fmin": (None, "jax.numpy.fmin"),
-    "logaddexp": (None, "jax.numpy.logaddexp"),
-    "nextafter": ("tensorflow.math.nextafter", "jax.numpy.nextafter"),
-    "lgamma": ("tensorflow.math.lgamma", "jax.scipy.special.gammaln"),
-    "digamma": ("tensorflow.math.digamma", "jax.scipy.special.digamma"),
-    "real": ("tensorflow.math.real", "jax.numpy.real"),
-    "conj": ("tensorflow.math.conj", "jax.numpy.conj"),
-    # special functions (torch.special / op_db); numpy has none of them
-    "erfinv": ("tensorflow.math.erfinv", "jax.scipy.special.erfinv"),
-    "ndtri": ("tensorflow.math.ndtri", "jax.scipy.special.ndtri"),
-    "i0": ("tensorflow.math.bessel_i0", "jax.scipy.special.i0"),
-    "i0e": ("tensorflow.math.bessel_i0e", "jax.scipy.special.i0e"),
-    "i1": ("tensorflow.math.bessel_i1", "jax.scipy.special.i1"),
-    "i1e": ("tensorflow.math.bessel_i1e", "jax.scipy.special.i1e"),
-    "polygamma": ("tensorflow.math.polygamma", "jax.scipy.special.polygamma"),
-    "zeta": ("tensorflow.math.zeta", "jax.scipy.special.zeta"),
-    "igamma": ("tensorflow.math.igamma", "jax.scipy.special.gammainc"),
-    "igammac": ("tensorflow.math.igammac", "jax.scipy.special.gammaincc"),
-    "erfcx": (None, "jax.scipy.special.erfcx"),
-}
-"""Elementwise primitives the op table has no entry for yet: native name per target
-(``None`` where the target composes the op from others)."""
 
 LINALG: dict[str, tuple[str | None, str | None, str | None]] = {
     # numpy's name: (tensorflow, jax, numpy), one signature for all three
@@ -168,18 +111,11 @@ class Target:
         for op in optable.unique_ops():
             if op.category == "elementwise" and self.name in op.natives:
                 table[op.name] = op.natives[self.name]
-        for name, (tf_name, jax_name) in EXTRA_ELEMENTWISE.items():
-            found = self._extra_native(name, tf_name, jax_name)
-            if found is not None:
-                table[name] = found
         return table
-
-    def _extra_native(self, name: str, tf_name: str | None, jax_name: str | None) -> str | None:
-        raise NotImplementedError
 
     def has(self, name: str) -> bool:
         """Whether ``name`` is an elementwise primitive of this target (or a method)."""
-        return name in self._elementwise or callable(getattr(self, name, None))
+        return name in self._elementwise or hasattr(self, "ew_" + name)
 
     def ew(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Call the elementwise primitive ``name`` (numpy's name for it)."""
@@ -249,15 +185,6 @@ class ArrayNamespaceTarget(Target):
         if dtype == "bool":
             return self.xp.bool_
         return getattr(self.xp, self.canonical_dtype(dtype))
-
-    def _extra_native(self, name: str, tf_name: str | None, jax_name: str | None) -> str | None:
-        if jax_name is None:
-            return None
-        if self.name == "jax":
-            return jax_name
-        if jax_name.startswith("jax.numpy."):
-            return "numpy." + jax_name[len("jax.numpy.") :]
-        return None
 
     # elementwise with no one-call native here
     def ew_erf(self, x: Any) -> Any:
@@ -550,9 +477,6 @@ class TensorFlowTarget(Target):
 
     def dtype(self, dtype: str) -> Any:
         return getattr(self.tf, dtype)
-
-    def _extra_native(self, name: str, tf_name: str | None, jax_name: str | None) -> str | None:
-        return tf_name
 
     def ew_log2(self, x: Any) -> Any:
         return self.tf.math.log(x) / math.log(2.0)

@@ -8,7 +8,7 @@ backend code. The backend is the one set in this context (:func:`set_backend`,
 framework is imported until its backend is first used.
 
 The table of operations with each op's native callables and sample inputs is
-:mod:`ivytrace_ir.optable`.
+:mod:`ivytrace_transpile.optable`.
 """
 
 from . import dtypes as _dtypes

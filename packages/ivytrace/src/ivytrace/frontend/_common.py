@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ivytrace_ir.optable import same_pads
+from ivytrace_transpile.optable import same_pads
 
 __all__ = [
     "DTYPE_NAMES",

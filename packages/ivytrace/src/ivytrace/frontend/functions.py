@@ -6,7 +6,7 @@ The backend is the one set in this context (:func:`~ivytrace.frontend.set_backen
 arguments, or else numpy. Arrays are the frameworks' own (``torch.Tensor``,
 ``tf.Tensor``, ``jax.Array``, ``np.ndarray``): there is no wrapper class, so a traced
 graph of frontend code holds only backend calls. The op table
-(:mod:`ivytrace_ir.optable`) names the native callable of each op per backend.
+(:mod:`ivytrace_transpile.optable`) names the native callable of each op per backend.
 """
 
 from __future__ import annotations

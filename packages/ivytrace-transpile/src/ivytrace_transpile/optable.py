@@ -93,6 +93,9 @@ class OpInfo:
     """(rtol, atol) overriding the per-dtype tolerance of the tests, when the op needs it."""
     doc: str = ""
     """One line saying what the op does."""
+    frontend: bool = True
+    """The frontend offers the op as ``ivytrace.<name>``; ``False`` for ops only the
+    translation rules use so far (their natives are still one fact, kept here)."""
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
@@ -1334,6 +1337,119 @@ _op(
     generator=True,
     doc="Zero elements with probability prob (scaling the rest by 1/(1-prob)) when training.",
 )
+
+# elementwise ops only the translation rules use (not frontend functions yet) ----------
+
+
+def _ref_erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(np.asarray(x).dtype)
+
+
+def _scipy(name: str) -> Callable[..., Any]:
+    """A reference from ``scipy.special`` (installed with jax), imported when first used."""
+
+    def ref(*args: Any) -> Any:
+        from scipy import special
+
+        out = getattr(special, name)(*args)
+        return np.asarray(out).astype(np.result_type(*[np.asarray(a).dtype for a in args]))
+
+    return ref
+
+
+_RULE_UNARY = {
+    # name: (torch, tensorflow, jax, numpy, domain, reference)
+    "erf": ("torch.erf", "tensorflow.math.erf", "jax.scipy.special.erf", None, "any", _ref_erf),
+    "erfc": ("torch.erfc", "tensorflow.math.erfc", "jax.scipy.special.erfc", None, "any",
+             lambda x: (1.0 - _ref_erf(x)).astype(np.asarray(x).dtype)),
+    "log1p": ("torch.log1p", "tensorflow.math.log1p", "jax.numpy.log1p", "numpy.log1p", "pos", np.log1p),
+    "expm1": ("torch.expm1", "tensorflow.math.expm1", "jax.numpy.expm1", "numpy.expm1", "any", np.expm1),
+    "log2": ("torch.log2", None, "jax.numpy.log2", "numpy.log2", "pos", np.log2),
+    "log10": ("torch.log10", None, "jax.numpy.log10", "numpy.log10", "pos", np.log10),
+    "exp2": ("torch.exp2", None, "jax.numpy.exp2", "numpy.exp2", "any", np.exp2),
+    "rsqrt": ("torch.rsqrt", "tensorflow.math.rsqrt", None, None, "pos", lambda x: 1.0 / np.sqrt(x)),
+    "reciprocal": ("torch.reciprocal", "tensorflow.math.reciprocal", "jax.numpy.reciprocal",
+                   "numpy.reciprocal", "pos", np.reciprocal),
+    "arcsin": ("torch.asin", "tensorflow.math.asin", "jax.numpy.arcsin", "numpy.arcsin", "unit", np.arcsin),
+    "arccos": ("torch.acos", "tensorflow.math.acos", "jax.numpy.arccos", "numpy.arccos", "unit", np.arccos),
+    "arctan": ("torch.atan", "tensorflow.math.atan", "jax.numpy.arctan", "numpy.arctan", "any", np.arctan),
+    "sinh": ("torch.sinh", "tensorflow.math.sinh", "jax.numpy.sinh", "numpy.sinh", "any", np.sinh),
+    "cosh": ("torch.cosh", "tensorflow.math.cosh", "jax.numpy.cosh", "numpy.cosh", "any", np.cosh),
+    "arcsinh": ("torch.asinh", "tensorflow.math.asinh", "jax.numpy.arcsinh", "numpy.arcsinh", "any", np.arcsinh),
+    "arccosh": ("torch.acosh", "tensorflow.math.acosh", "jax.numpy.arccosh", "numpy.arccosh", "pos", np.arccosh),
+    "arctanh": ("torch.atanh", "tensorflow.math.atanh", "jax.numpy.arctanh", "numpy.arctanh", "unit", np.arctanh),
+    "trunc": ("torch.trunc", None, "jax.numpy.trunc", "numpy.trunc", "any", np.trunc),
+    "isnan": ("torch.isnan", "tensorflow.math.is_nan", "jax.numpy.isnan", "numpy.isnan", "any", np.isnan),
+    "isinf": ("torch.isinf", "tensorflow.math.is_inf", "jax.numpy.isinf", "numpy.isinf", "any", np.isinf),
+    "isfinite": ("torch.isfinite", "tensorflow.math.is_finite", "jax.numpy.isfinite", "numpy.isfinite",
+                 "any", np.isfinite),
+    "bitwise_not": ("torch.bitwise_not", "tensorflow.bitwise.invert", "jax.numpy.bitwise_not",
+                    "numpy.bitwise_not", "ints", np.bitwise_not),
+    "signbit": ("torch.signbit", None, "jax.numpy.signbit", "numpy.signbit", "any", np.signbit),
+    "lgamma": ("torch.lgamma", "tensorflow.math.lgamma", "jax.scipy.special.gammaln", None, "pos", _scipy("gammaln")),
+    "digamma": ("torch.digamma", "tensorflow.math.digamma", "jax.scipy.special.digamma", None, "pos", _scipy("digamma")),
+    "real": ("torch.real", "tensorflow.math.real", "jax.numpy.real", "numpy.real", "any", np.real),
+    "conj": ("torch.conj", "tensorflow.math.conj", "jax.numpy.conj", "numpy.conj", "any", np.conj),
+    # special functions (numpy has none of them)
+    "erfinv": ("torch.erfinv", "tensorflow.math.erfinv", "jax.scipy.special.erfinv", None, "unit", _scipy("erfinv")),
+    "ndtri": ("torch.special.ndtri", "tensorflow.math.ndtri", "jax.scipy.special.ndtri", None, "unit", _scipy("ndtri")),
+    "i0": ("torch.i0", "tensorflow.math.bessel_i0", "jax.scipy.special.i0", None, "any", np.i0),
+    "i0e": ("torch.special.i0e", "tensorflow.math.bessel_i0e", "jax.scipy.special.i0e", None, "any", _scipy("i0e")),
+    "i1": ("torch.special.i1", "tensorflow.math.bessel_i1", "jax.scipy.special.i1", None, "any", _scipy("i1")),
+    "i1e": ("torch.special.i1e", "tensorflow.math.bessel_i1e", "jax.scipy.special.i1e", None, "any", _scipy("i1e")),
+    "erfcx": ("torch.special.erfcx", None, "jax.scipy.special.erfcx", None, "any", _scipy("erfcx")),
+}  # fmt: skip
+
+
+def _ints(n: int) -> Callable[[], tuple[SampleInput, ...]]:
+    return lambda: (_s(*[_i64(2, 3, low=0, high=64, seed=i) for i in range(n)]),)
+
+
+for _name, (_t, _tf, _j, _n, _dom, _ref) in _RULE_UNARY.items():
+    _samples = _ints(1) if _dom == "ints" else _unary(_dom)
+    _op(_name, "elementwise", _natives(_t, _tf, _j, _n), _samples, _ref, frontend=False,
+        doc=f"Elementwise {_name}.")  # fmt: skip
+_RULE_BINARY = {
+    # name: (torch, tensorflow, jax, numpy, domain, reference)
+    "not_equal": ("torch.ne", "tensorflow.math.not_equal", "jax.numpy.not_equal", "numpy.not_equal",
+                  "cmp", np.not_equal),
+    "greater_equal": ("torch.ge", "tensorflow.math.greater_equal", "jax.numpy.greater_equal",
+                      "numpy.greater_equal", "cmp", np.greater_equal),
+    "less_equal": ("torch.le", "tensorflow.math.less_equal", "jax.numpy.less_equal",
+                   "numpy.less_equal", "cmp", np.less_equal),
+    "logical_xor": ("torch.logical_xor", "tensorflow.math.logical_xor", "jax.numpy.logical_xor",
+                    "numpy.logical_xor", "bool", np.logical_xor),
+    "arctan2": ("torch.atan2", "tensorflow.math.atan2", "jax.numpy.arctan2", "numpy.arctan2", "nonzero",
+                np.arctan2),
+    "floor_divide": ("torch.floor_divide", "tensorflow.math.floordiv", "jax.numpy.floor_divide",
+                     "numpy.floor_divide", "nonzero", np.floor_divide),
+    "bitwise_and": ("torch.bitwise_and", "tensorflow.bitwise.bitwise_and", "jax.numpy.bitwise_and",
+                    "numpy.bitwise_and", "ints", np.bitwise_and),
+    "bitwise_or": ("torch.bitwise_or", "tensorflow.bitwise.bitwise_or", "jax.numpy.bitwise_or",
+                   "numpy.bitwise_or", "ints", np.bitwise_or),
+    "bitwise_xor": ("torch.bitwise_xor", "tensorflow.bitwise.bitwise_xor", "jax.numpy.bitwise_xor",
+                    "numpy.bitwise_xor", "ints", np.bitwise_xor),
+    "hypot": ("torch.hypot", None, "jax.numpy.hypot", "numpy.hypot", "nonzero", np.hypot),
+    "copysign": ("torch.copysign", None, "jax.numpy.copysign", "numpy.copysign", "nonzero", np.copysign),
+    "fmax": ("torch.fmax", None, "jax.numpy.fmax", "numpy.fmax", "nonzero", np.fmax),
+    "fmin": ("torch.fmin", None, "jax.numpy.fmin", "numpy.fmin", "nonzero", np.fmin),
+    "logaddexp": ("torch.logaddexp", None, "jax.numpy.logaddexp", "numpy.logaddexp", "nonzero", np.logaddexp),
+    "nextafter": ("torch.nextafter", "tensorflow.math.nextafter", "jax.numpy.nextafter",
+                  "numpy.nextafter", "nonzero", np.nextafter),
+    "polygamma": ("torch.polygamma", "tensorflow.math.polygamma", "jax.scipy.special.polygamma",
+                  None, "polygamma", _scipy("polygamma")),
+    "zeta": ("torch.special.zeta", "tensorflow.math.zeta", "jax.scipy.special.zeta", None, "pos", _scipy("zeta")),
+    "igamma": ("torch.igamma", "tensorflow.math.igamma", "jax.scipy.special.gammainc", None, "pos", _scipy("gammainc")),
+    "igammac": ("torch.igammac", "tensorflow.math.igammac", "jax.scipy.special.gammaincc", None,
+                "pos", _scipy("gammaincc")),
+}  # fmt: skip
+for _name, (_t, _tf, _j, _n, _dom, _ref) in _RULE_BINARY.items():
+    if _dom == "polygamma":  # the order n: a small non-negative integer
+        _samples = lambda: (_s(np.array(1, np.int32), _pos(2, 3)),)  # noqa: E731
+    else:
+        _samples = _ints(2) if _dom == "ints" else _binary(_dom)
+    _op(_name, "elementwise", _natives(_t, _tf, _j, _n), _samples, _ref, frontend=False,
+        doc=f"Elementwise {_name}.")  # fmt: skip
 
 # random ----------------------------------------------------------------------------
 
