@@ -27,21 +27,7 @@ CASES = [(m, t) for m in zoo.MODELS for t in ("tensorflow", "jax")]
 CASES += [("resnet", "numpy"), ("bert", "numpy")]
 
 
-def _param(m, t):
-    if (m, t) == ("t5_encoder", "jax"):
-        return pytest.param(
-            m, t,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="T5's relative-position buckets cast log(...) to int; XLA's float32 log "
-                "differs from torch's by an ulp where the value is an exact integer, so a bucket "
-                "index flips and validation refuses the translation",
-            ),
-        )  # fmt: skip
-    return pytest.param(m, t)
-
-
-@pytest.mark.parametrize(("name", "target"), [_param(m, t) for m, t in CASES])
+@pytest.mark.parametrize(("name", "target"), CASES)
 def test_model_translates_and_matches_torch_on_new_shapes(name, target):
     build, inputs, field = zoo.MODELS[name]
     torch.manual_seed(0)

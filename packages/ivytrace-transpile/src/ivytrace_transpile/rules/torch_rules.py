@@ -71,7 +71,21 @@ def _sizes(args: Sequence[Any]) -> list[Any]:
 
 def _cast_to(cx: RuleContext, x: Any, dtype: str) -> Any:
     if _is_array(x):
-        return x if cx.dtype_of(x) == dtype else cx.target.cast(x, dtype)
+        src = cx.dtype_of(x)
+        if src == dtype:
+            return x
+        if src.startswith("float") and dtype.startswith(("int", "uint")):
+            # torch (x86) turns nan, inf and out-of-range values into the integer minimum;
+            # frameworks differ (XLA saturates, nan -> 0), so say it explicitly
+            import numpy as np
+
+            info = np.iinfo(dtype)
+            t = cx.target
+            ok = t.ew("logical_and", t.ew("isfinite", x),
+                      t.ew("logical_and", t.ew("greater_equal", x, float(info.min)),
+                           t.ew("less", x, float(info.max))))  # fmt: skip
+            x = t.where(ok, x, t.full((), float(info.min), src))
+        return cx.target.cast(x, dtype)
     return x
 
 
