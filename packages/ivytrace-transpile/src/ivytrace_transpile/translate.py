@@ -56,6 +56,11 @@ __all__ = ["STRUCTURAL", "RuleContext", "Translation", "translate_graph"]
 STRUCTURAL = frozenset({"ivytrace.getattr", "ivytrace.getitem", "ivytrace.guard"})
 """Structural ops the translator handles itself (reads of module state, guards)."""
 
+TOLERANCE = 1e-4
+"""How far a translated float32 node may be from the source's value: ``TOLERANCE * (1 +
+max |source value|)``, the issue's bar scaled by the value's magnitude (16-bit floats get
+2e-2)."""
+
 _CONTAINERS = frozenset({"_modules", "_parameters", "_buffers"})
 
 
@@ -272,7 +277,7 @@ def _compare(ref: Any, got: Any) -> tuple[bool, float, str]:
     same_inf = np.where(np.isinf(r64) | np.isinf(g64), r64 == g64, True)
     err = float(np.max(np.abs(r64[finite] - g64[finite]))) if finite.any() else 0.0
     scale = float(np.max(np.abs(r64[finite]))) if finite.any() else 0.0
-    tol = 1e-3 * (1.0 + scale) if r.dtype.itemsize >= 4 else 2e-2 * (1.0 + scale)
+    tol = TOLERANCE * (1.0 + scale) if r.dtype.itemsize >= 4 else 2e-2 * (1.0 + scale)
     ok = bool(same_nan.all() and same_inf.all()) and err <= tol
     what = "" if ok else (f"max abs err {err:.3g} > {tol:.3g}" if err > tol else "nan/inf differ")
     return ok, err, what
