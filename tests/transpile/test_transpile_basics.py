@@ -156,6 +156,11 @@ def test_tensorflow_layout_pass_cancels_transposes_and_keeps_the_answer():
     # the one before the reduction run per call
     assert before >= 8 and it.count_transposes(tn.graph) <= 2, str(tn.graph)
     assert tuple(tn.params["c1.weight"].shape) == (3, 3, 3, 8)  # HWIO, converted once
+    np.testing.assert_array_equal(  # the same values, in the target's layout
+        _np(tn.params["c1.weight"]), net.c1.weight.detach().numpy().transpose(2, 3, 1, 0)
+    )
+    # a key names the same weight as in torch: arithmetic on weights is not folded into it
+    np.testing.assert_array_equal(_np(tn.params["bn.running_var"]), net.bn.running_var.numpy())
     ops = tn.graph.ops
     assert "tensorflow.nn.depthwise_conv2d" in ops and "tensorflow.nn.conv2d" in ops
     tgt = it.get_target("tensorflow")

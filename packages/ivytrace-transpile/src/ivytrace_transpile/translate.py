@@ -424,33 +424,36 @@ def translate_graph(
     return Translation(clean, params, graph, checks, target, res.output)
 
 
+_LAYOUT_OPS = frozenset({"transpose", "reshape", "expand_dims", "squeeze", "permute_dims"})
+"""Ops that only rearrange an array's elements (last part of the op name)."""
+
+
 def fold_params(graph: Graph, params: dict[str, Any]) -> tuple[Graph, dict[str, Any]]:
-    """Work that depends on one parameter alone, done once here instead of on every call:
-    a parameter read only by a pure op of it alone (a conv kernel's OIHW -> HWIO transpose,
-    a linear weight's transpose) is replaced by that op's result, stored under the same
-    ``state_dict`` key, so weights are held in the target's layout. Repeats along chains."""
+    """Weights stored in the layout the target uses them in, converted once here instead of
+    on every call: a parameter read only by a rearrangement of it alone (a conv kernel's
+    OIHW -> HWIO transpose, a linear weight's transpose) is replaced by that rearrangement,
+    under the same ``state_dict`` key (same values, another layout). Repeats along chains.
+    Arithmetic on weights is not folded: a key keeps naming the weight it names in torch."""
     from ivytrace_passes.edit import substitute, substitute_node
 
-    keys = list(params)
     params = dict(params)
     inputs = list(graph.inputs)
-    nodes = list(graph.nodes)
-    outputs = list(graph.outputs)
-    changed = True
-    while changed:
-        changed = False
-        users: dict[int, list[int]] = collections.defaultdict(list)
-        for i, n in enumerate(nodes):
-            for v in set(n.inputs()):
-                users[v.id].append(i)
-        for k, key in enumerate(keys):
-            p = inputs[k]
+    nodes = graph.nodes
+    users: dict[int, list[int]] = collections.defaultdict(list)
+    for i, n in enumerate(nodes):
+        for v in set(n.inputs()):
+            users[v.id].append(i)
+    dropped: set[int] = set()
+    subst: dict[int, Value] = {}  # folded node output -> the parameter input now holding it
+    for k, key in enumerate(params):
+        p = inputs[k]
+        while True:  # along a chain: transpose, then reshape, ...
             us = users.get(p.id, [])
             if len(us) != 1:
-                continue
+                break
             n = nodes[us[0]]
             if (
-                n.op.startswith("ivytrace.")
+                n.op.rsplit(".", 1)[-1] not in _LAYOUT_OPS
                 or n.meta.effect
                 or n.meta.generator
                 or n.meta.mutates
@@ -458,15 +461,21 @@ def fold_params(graph: Graph, params: dict[str, Any]) -> tuple[Graph, dict[str, 
                 or not isinstance(n.outputs[0].spec, TensorSpec)
                 or any(v.id != p.id for v in n.inputs())
             ):
-                continue
+                break
             params[key] = call_node(n, {p.id: params[key]}, graph.constants)
-            new_p = Value(p.id, n.outputs[0].spec)
-            inputs[k] = new_p
-            subst = {n.outputs[0].id: new_p, p.id: new_p}
-            nodes = [substitute_node(m, subst) for m in nodes if m is not n]
-            outputs = [substitute(o, subst) for o in outputs]
-            changed = True
-            break
+            out = n.outputs[0]
+            dropped.add(us[0])
+            p = Value(inputs[k].id, out.spec)
+            inputs[k] = p
+            subst[out.id] = p
+            users[p.id] = users.get(out.id, [])
+    if not dropped:
+        return graph, params
+    # every folded value, and the parameter itself, now reads as the updated input
+    final = {v.id: v for v in inputs[: len(params)]}
+    subst = {old: final[v.id] for old, v in subst.items()} | final
+    nodes = tuple(substitute_node(n, subst) for i, n in enumerate(nodes) if i not in dropped)
+    outputs = tuple(substitute(o, subst) for o in graph.outputs)
     return graph.replace(inputs=tuple(inputs), nodes=tuple(nodes), outputs=tuple(outputs)), params
 
 
