@@ -24,6 +24,7 @@ from .._common import (
     spatial_pads,
     split_sizes,
 )
+from ._passthrough import passthroughs
 
 name = "tensorflow"
 native = tf
@@ -267,66 +268,6 @@ def full_like(x, fill_value, dtype=None, device=None):
 # ---------------------------------------------------------------- elementwise
 
 
-def exp(x):
-    return tf.math.exp(x)
-
-
-def log(x):
-    return tf.math.log(x)
-
-
-def sqrt(x):
-    return tf.math.sqrt(x)
-
-
-def abs(x):
-    return tf.math.abs(x)
-
-
-def sin(x):
-    return tf.math.sin(x)
-
-
-def cos(x):
-    return tf.math.cos(x)
-
-
-def tan(x):
-    return tf.math.tan(x)
-
-
-def tanh(x):
-    return tf.math.tanh(x)
-
-
-def sigmoid(x):
-    return tf.math.sigmoid(x)
-
-
-def negative(x):
-    return tf.math.negative(x)
-
-
-def floor(x):
-    return tf.math.floor(x)
-
-
-def ceil(x):
-    return tf.math.ceil(x)
-
-
-def sign(x):
-    return tf.math.sign(x)
-
-
-def square(x):
-    return tf.math.square(x)
-
-
-def logical_not(x):
-    return tf.math.logical_not(x)
-
-
 def round(x, decimals=0):
     if decimals == 0:
         return tf.math.round(x)
@@ -345,54 +286,6 @@ def clip(x, x_min=None, x_max=None):
     if x_max is not None:
         return tf.math.minimum(*_promote(x, x_max))
     return x
-
-
-def add(x1, x2):
-    return _binary(tf.math.add, x1, x2)
-
-
-def subtract(x1, x2):
-    return _binary(tf.math.subtract, x1, x2)
-
-
-def multiply(x1, x2):
-    return _binary(tf.math.multiply, x1, x2)
-
-
-def divide(x1, x2):
-    return _binary(tf.math.divide, x1, x2)
-
-
-def pow(x1, x2):
-    return _binary(tf.math.pow, x1, x2)
-
-
-def maximum(x1, x2):
-    return _binary(tf.math.maximum, x1, x2)
-
-
-def minimum(x1, x2):
-    return _binary(tf.math.minimum, x1, x2)
-
-
-def equal(x1, x2):
-    return _binary(tf.math.equal, x1, x2)
-
-
-def greater(x1, x2):
-    return _binary(tf.math.greater, x1, x2)
-
-
-def less(x1, x2):
-    return _binary(tf.math.less, x1, x2)
-
-
-def logical_and(x1, x2):
-    return tf.math.logical_and(x1, x2)
-
-
-def logical_or(x1, x2):
-    return tf.math.logical_or(x1, x2)
 
 
 def where(condition, x1, x2):
@@ -551,10 +444,6 @@ def diag(x, k=0):
     raise ValueError(f"diag expects a 1-D or 2-D array, got {_ndim(x)}-D")
 
 
-def einsum(equation, *operands):
-    return tf.einsum(equation, *operands)
-
-
 def permute_dims(x, axes):
     return tf.transpose(x, perm=list(axes))
 
@@ -563,10 +452,6 @@ def transpose(x, axes=None):
     if axes is None:
         return tf.transpose(x)
     return tf.transpose(x, perm=list(axes))
-
-
-def matrix_transpose(x):
-    return tf.linalg.matrix_transpose(x)
 
 
 def outer(x1, x2):
@@ -596,18 +481,6 @@ def vector_norm(x, axis=None, keepdims=False, ord=2, dtype=None):
         return tf.math.reduce_sum(a, axis=ax, keepdims=keepdims)
     s = tf.math.reduce_sum(tf.math.pow(a, float(ord)), axis=ax, keepdims=keepdims)
     return tf.math.pow(s, 1.0 / ord)
-
-
-def inv(x):
-    return tf.linalg.inv(x)
-
-
-def det(x):
-    return tf.linalg.det(x)
-
-
-def tensordot(x1, x2, axes=2):
-    return tf.tensordot(x1, x2, axes)
 
 
 # ---------------------------------------------------------------- manipulation
@@ -741,30 +614,6 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 # ---------------------------------------------------------------- nn
 
 
-def relu(x):
-    return tf.nn.relu(x)
-
-
-def gelu(x, approximate=False):
-    return tf.nn.gelu(x, approximate=approximate)
-
-
-def softmax(x, axis=-1):
-    return tf.nn.softmax(x, axis=axis)
-
-
-def log_softmax(x, axis=-1):
-    return tf.nn.log_softmax(x, axis=axis)
-
-
-def silu(x):
-    return tf.nn.silu(x)
-
-
-def leaky_relu(x, alpha=0.2):
-    return tf.nn.leaky_relu(x, alpha=alpha)
-
-
 def linear(x, weight, bias=None):
     out = matmul(x, weight, transpose_b=True)
     return out if bias is None else tf.math.add(out, bias)
@@ -884,3 +733,17 @@ def randint(low, high, shape=None, dtype=None, seed=None, device=None):
                 shp, seed=[int(seed), 0], minval=low, maxval=high, dtype=dt
             )
         return tf.random.uniform(shp, minval=low, maxval=high, dtype=dt)
+
+
+_PROMOTED = frozenset(
+    {"add", "subtract", "multiply", "divide", "pow", "maximum", "minimum", "equal", "greater"}
+    | {"less"}
+)
+"""The binary ops whose operands are promoted when tensorflow refuses their dtypes."""
+
+
+def _call(op: str, fn: Any, args: tuple[Any, ...]) -> Any:
+    return _binary(fn, *args) if op in _PROMOTED else fn(*args)
+
+
+globals().update(passthroughs(name, globals(), _call))

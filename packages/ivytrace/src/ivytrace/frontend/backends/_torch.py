@@ -23,6 +23,7 @@ from .._common import (
     spatial_pads,
     split_sizes,
 )
+from ._passthrough import passthroughs
 
 name = "torch"
 native = torch
@@ -187,90 +188,10 @@ def full_like(x, fill_value, dtype=None, device=None):
 # ---------------------------------------------------------------- elementwise
 
 
-def exp(x):
-    return torch.exp(_t(x))
-
-
-def log(x):
-    return torch.log(_t(x))
-
-
-def sqrt(x):
-    return torch.sqrt(_t(x))
-
-
-def abs(x):
-    return torch.abs(_t(x))
-
-
-def sin(x):
-    return torch.sin(_t(x))
-
-
-def cos(x):
-    return torch.cos(_t(x))
-
-
-def tan(x):
-    return torch.tan(_t(x))
-
-
-def tanh(x):
-    return torch.tanh(_t(x))
-
-
-def sigmoid(x):
-    return torch.sigmoid(_t(x))
-
-
-def negative(x):
-    return torch.neg(_t(x))
-
-
-def floor(x):
-    return torch.floor(_t(x))
-
-
-def ceil(x):
-    return torch.ceil(_t(x))
-
-
-def sign(x):
-    return torch.sign(_t(x))
-
-
-def square(x):
-    return torch.square(_t(x))
-
-
-def logical_not(x):
-    return torch.logical_not(_t(x))
-
-
 def round(x, decimals=0):
     if decimals == 0:
         return torch.round(_t(x))
     return torch.round(_t(x), decimals=decimals)
-
-
-def clip(x, x_min=None, x_max=None):
-    return torch.clamp(_t(x), x_min, x_max)
-
-
-def add(x1, x2):
-    return torch.add(_t(x1, x2), x2)
-
-
-def subtract(x1, x2):
-    return torch.sub(_t(x1, x2), x2)
-
-
-def multiply(x1, x2):
-    return torch.mul(_t(x1, x2), x2)
-
-
-def divide(x1, x2):
-    return torch.div(_t(x1, x2), x2)
 
 
 def pow(x1, x2):
@@ -305,28 +226,12 @@ def minimum(x1, x2):
     return torch.minimum(*_both(x1, x2))
 
 
-def equal(x1, x2):
-    return torch.eq(_t(x1, x2), x2)
-
-
-def greater(x1, x2):
-    return torch.gt(_t(x1, x2), x2)
-
-
-def less(x1, x2):
-    return torch.lt(_t(x1, x2), x2)
-
-
 def logical_and(x1, x2):
     return torch.logical_and(_t(x1, x2), _t(x2, x1))
 
 
 def logical_or(x1, x2):
     return torch.logical_or(_t(x1, x2), _t(x2, x1))
-
-
-def where(condition, x1, x2):
-    return torch.where(_t(condition), x1, x2)
 
 
 # ---------------------------------------------------------------- reductions
@@ -472,14 +377,6 @@ def vector_norm(x, axis=None, keepdims=False, ord=2, dtype=None):
     return torch.linalg.vector_norm(x, ord=ord, dim=axis, keepdim=keepdims, dtype=_dt(dtype))
 
 
-def inv(x):
-    return torch.linalg.inv(_t(x))
-
-
-def det(x):
-    return torch.linalg.det(_t(x))
-
-
 def tensordot(x1, x2, axes=2):
     if not isinstance(axes, int):
         axes = tuple(list(a) if not isinstance(a, int) else a for a in axes)
@@ -509,10 +406,6 @@ def stack(xs, axis=0):
 
 def reshape(x, shape):
     return torch.reshape(_t(x), _shape(shape))
-
-
-def flatten(x, start_dim=0, end_dim=-1):
-    return torch.flatten(_t(x), start_dim, end_dim)
 
 
 def expand_dims(x, axis=0):
@@ -627,30 +520,10 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 # ---------------------------------------------------------------- nn
 
 
-def relu(x):
-    return torch.relu(_t(x))
-
-
 def gelu(x, approximate=False):
     if approximate:
         return F.gelu(_t(x), approximate="tanh")
     return F.gelu(_t(x))
-
-
-def softmax(x, axis=-1):
-    return torch.softmax(_t(x), axis)
-
-
-def log_softmax(x, axis=-1):
-    return torch.log_softmax(_t(x), axis)
-
-
-def silu(x):
-    return F.silu(_t(x))
-
-
-def leaky_relu(x, alpha=0.2):
-    return F.leaky_relu(_t(x), alpha)
 
 
 def linear(x, weight, bias=None):
@@ -814,3 +687,11 @@ def randint(low, high, shape=None, dtype=None, seed=None, device=None):
     return torch.randint(
         int(low), int(high), shp, generator=_gen(seed), dtype=dt, device=_dev(device)
     )
+
+
+def _call(op: str, fn: Any, args: tuple[Any, ...]) -> Any:
+    """A native called with its first argument as a tensor (on the device of the second)."""
+    return fn(_t(args[0], args[1] if len(args) > 1 else None), *args[1:])
+
+
+globals().update(passthroughs(name, globals(), _call))
