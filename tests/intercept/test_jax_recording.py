@@ -11,8 +11,11 @@ import pytest
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
-from ivytrace_intercept import trace  # noqa: E402
-from ivytrace_intercept.patching import REGISTRY, UnrecordedArrayWarning  # noqa: E402
+from ivytrace_intercept import (  # noqa: E402
+    REGISTRY,
+    UnrecordedArrayWarning,
+    trace,
+)
 from ivytrace_ir import (  # noqa: E402
     DEFAULT_ALLOWLIST,
     PRIM_OPS,

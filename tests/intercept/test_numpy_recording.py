@@ -7,9 +7,8 @@ import threading
 import numpy as np
 import pytest
 
-from ivytrace_intercept import TraceError, trace
+from ivytrace_intercept import REGISTRY, TraceError, trace
 from ivytrace_intercept.numpy_interceptor import TracedArray
-from ivytrace_intercept.patching import REGISTRY
 from ivytrace_ir import (
     DEFAULT_ALLOWLIST,
     PRIM_OPS,

@@ -14,8 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
-from ivytrace_intercept import trace
-from ivytrace_intercept.patching import REGISTRY, UnrecordedArrayWarning
+from ivytrace_intercept import REGISTRY, UnrecordedArrayWarning, trace
 from ivytrace_ir import (
     DEFAULT_ALLOWLIST,
     PRIM_OPS,

@@ -3,8 +3,8 @@
 JAX has no per-thread dispatch hook, so while a trace needs it the public callables of
 ``jax.numpy`` (and its ``linalg`` / ``fft``), ``jax.nn``, ``jax.lax``, ``jax.random`` and
 ``jax.scipy.special`` (when imported), and the operators, methods and properties of the
-concrete array class, are wrapped through :data:`~.patching.REGISTRY` (recorded only in the
-tracing context; see :mod:`.patching`).
+concrete array class, are wrapped through :data:`~.registry.REGISTRY` (recorded only in the
+tracing context; see :mod:`.base`).
 
 - Names: ``jax.numpy.sum``, ``jax.nn.relu``, ``jax.lax.dot_general``,
   ``jax.random.normal``; array operators / methods / properties as ``jax.Array.__add__``,
@@ -20,7 +20,7 @@ tracing context; see :mod:`.patching`).
   recorded inside; calls on tracers pass straight through. Their results, like any array
   made during the trace by a call that was not recorded (``x.at[i].set(v)``, a function
   bound by name before the trace, ``lax.scan`` under ``disable_jit``), are reported with
-  :class:`~.patching.UnrecordedArrayWarning` when a recorded call uses them: JAX lists the
+  :class:`~.base.UnrecordedArrayWarning` when a recorded call uses them: JAX lists the
   live arrays, so those made during the trace are told from the constants captured from
   outside.
 - PRNG keys are ordinary values. ``jax.random.normal(key, shape)`` is a function of
@@ -38,21 +38,19 @@ import os
 import sys
 from typing import Any
 
-from ivytrace_ir import Symbol, Value
+from ivytrace_ir import Symbol, Value, iter_arg_leaves
 
-from .patching import (
-    LEAVING_DUNDERS,
-    REGISTRY,
-    PatchingInterceptor,
+from .base import LEAVING_DUNDERS, PatchingInterceptor
+from .recorder import Recorder
+from .registry import REGISTRY
+from .wrappers import (
     allowed,
     class_attribute,
     function_wrapper,
-    leaves,
     method_wrapper,
     module_callables,
     original_of,
 )
-from .recorder import Recorder
 
 __all__ = ["JaxInterceptor"]
 
@@ -160,7 +158,7 @@ class JaxInterceptor(PatchingInterceptor):
     # ------------------------------------------------------------ hooks
     def symbolic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         tracer = self._tracer
-        return any(isinstance(leaf, tracer) for leaf in leaves((args, kwargs)))
+        return any(isinstance(leaf, tracer) for leaf in iter_arg_leaves((args, kwargs)))
 
     def flags(
         self, name: str, call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]

@@ -15,7 +15,7 @@ Two mechanisms, because numpy offers a per-array hook but not a per-call one:
   subclass without calling back into Python, so it could not even be guarded),
   ``np.array([x, y])`` and ``np.asarray(x)`` (which drop the subclass) and the
   ``numpy.random`` draws. So the public callables of ``numpy``, ``numpy.linalg``,
-  ``numpy.fft`` and ``numpy.random`` are wrapped through :data:`~.patching.REGISTRY` like
+  ``numpy.fft`` and ``numpy.random`` are wrapped through :data:`~.registry.REGISTRY` like
   TensorFlow's and JAX's: recorded in the tracing context only, straight through
   everywhere else. ``numpy.random`` draws are flagged as generators, and
   ``numpy.random.seed`` is recorded as an effect (the graph re-seeds as the code did).
@@ -40,25 +40,20 @@ from typing import Any
 
 import numpy as np
 
-from ivytrace_ir import Const, Symbol, Value, framework_of, spec_of
+from ivytrace_ir import Const, Symbol, Value, framework_of, iter_arg_leaves, map_arg, spec_of
 from ivytrace_ir.opfacts import draws_random, name_mutates
 
-from .patching import (
-    LEAVING_DUNDERS,
-    REGISTRY,
-    PatchingInterceptor,
+from .base import LEAVING_DUNDERS, PatchingInterceptor, holds_array, plain
+from .recorder import Recorder, TraceError
+from .registry import REGISTRY
+from .wrappers import (
     allowed,
     class_attribute,
     descriptor_call,
     function_wrapper,
-    holds_array,
-    leaves,
-    map_tree,
     module_callables,
     original_of,
-    plain,
 )
-from .recorder import Recorder, TraceError
 
 __all__ = ["NumpyInterceptor", "TracedArray", "numpy_name_of"]
 
@@ -116,7 +111,7 @@ def numpy_name_of(func: Any) -> str | None:
 
 # ---------------------------------------------------------------------------- the view
 def _plain_call(call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    return call(*map_tree(plain, args), **map_tree(plain, kwargs))
+    return call(*map_arg(args, plain), **map_arg(kwargs, plain))
 
 
 def _method(attr: str, static: Any) -> Any:
@@ -314,7 +309,7 @@ class NumpyInterceptor(PatchingInterceptor):
         drew_scalar = isinstance(result, float | int | complex) and draws_random(name, args, kwargs)
         return (
             (holds_array(result) or drew_scalar)
-            and not any(framework_of(a) is not None for a in leaves((args, kwargs)))
+            and not any(framework_of(a) is not None for a in iter_arg_leaves((args, kwargs)))
             and not _called_from_library()
         )
 

@@ -3,8 +3,8 @@
 TensorFlow has no per-thread dispatch hook, so while a trace needs it the public callables
 of ``tf``, ``tf.math``, ``tf.nn``, ``tf.linalg``, ``tf.random``, ``tf.signal``,
 ``tf.image``, ``tf.bitwise`` and ``tf.dtypes``, and the operators, methods and properties
-of eager tensors and resource variables, are wrapped through :data:`~.patching.REGISTRY`
-(recorded only in the tracing context; see :mod:`.patching`).
+of eager tensors and resource variables, are wrapped through :data:`~.registry.REGISTRY`
+(recorded only in the tracing context; see :mod:`.base`).
 
 - Names: the name the code called (``tensorflow.math.reduce_mean``; ``tf.add`` and
   ``tf.math.add`` are the same function and either name is recorded as written), tensor
@@ -25,7 +25,7 @@ of eager tensors and resource variables, are wrapped through :data:`~.patching.R
   recorded as in-place effects.
 - An eager tensor made during the trace by a call that was not recorded (a function
   bound by name before the trace, ``tf.py_function``, a ``tf.random.Generator`` method)
-  and then used by a recorded call is reported with :class:`~.patching.UnrecordedArrayWarning`.
+  and then used by a recorded call is reported with :class:`~.base.UnrecordedArrayWarning`.
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ from typing import Any
 
 from ivytrace_ir import LEAF, Symbol, TreeDef, Value
 
-from .patching import (
-    LEAVING_DUNDERS,
-    REGISTRY,
-    PatchingInterceptor,
+from .base import LEAVING_DUNDERS, PatchingInterceptor
+from .recorder import Recorder
+from .registry import REGISTRY
+from .wrappers import (
     allowed,
     class_attribute,
     function_wrapper,
@@ -50,7 +50,6 @@ from .patching import (
     original_of,
     quiet_wrapper,
 )
-from .recorder import Recorder
 
 __all__ = ["TFInterceptor"]
 

@@ -17,7 +17,7 @@ from typing import Any
 from ivytrace_ir import LEAF, NodeMeta, ObjectSpec, Symbol, TreeDef, Value, spec_of
 from ivytrace_ir.opfacts import draws_random, name_mutates
 
-from .patching import holds_array
+from .base import holds_array
 from .recorder import Recorder, TraceError
 
 __all__ = ["TorchInterceptor", "torch_name_of", "torch_names"]

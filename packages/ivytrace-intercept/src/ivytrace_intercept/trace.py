@@ -26,7 +26,7 @@ from ivytrace_ir import (
     unflatten,
 )
 
-from .patching import plain
+from .base import plain
 from .recorder import Recorder, TraceError
 from .scalars import is_tracked_scalar, tracked_value
 from .stateful import recording_attributes

@@ -1,52 +1,37 @@
-"""Recording frameworks that have no per-thread dispatch hook (TensorFlow, JAX, numpy's
-module functions) by wrapping their public callables while a trace needs them.
+"""What the TensorFlow, JAX and numpy interceptors share (:class:`PatchingInterceptor`):
+installing their wrappers through :data:`~.registry.REGISTRY` while entered, and turning
+one intercepted call into a node.
 
-torch has ``TorchFunctionMode``: a per-thread hook, nothing patched. TensorFlow and JAX
-have nothing like it, and numpy dispatches only on array arguments (``np.zeros(n)`` or a
-``numpy.random`` draw never reaches an array's ``__array_function__``). For those, the
-interceptors below replace the public callables of a few namespaces (and the operators,
-methods and properties of the array classes) by thin wrappers:
-
-- a wrapper looks up the interceptor active in the *current context* (one
-  :class:`contextvars.ContextVar` per framework; a new thread starts with none) and, when
-  there is none, calls straight through to the original: another thread using the
-  framework during a trace is neither recorded nor disturbed;
-- the wrappers are installed when the first trace that needs them starts and removed when
-  the last one ends, under a lock, by :data:`REGISTRY` -- the one process-global object of
-  ivytrace-intercept. A trace that raises still leaves the framework exactly as it was.
-
-Code that bound a framework function to a name of its own *before* the trace
-(``from jax.numpy import sum``) keeps the original and is not recorded; the arrays it
-makes are caught as "made during the trace, not recorded" (see
-:class:`UnrecordedArrayWarning`) where the framework lets us tell (TensorFlow, JAX).
+torch has ``TorchFunctionMode``, a per-thread hook: nothing is patched for it. TensorFlow
+and JAX have nothing like it, and numpy dispatches only on array arguments (``np.zeros(n)``
+or a ``numpy.random`` draw never reaches an array's ``__array_function__``). For those,
+the interceptors replace the public callables of a few namespaces (and the operators,
+methods and properties of the array classes) by the wrappers of :mod:`.wrappers`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import inspect
-import threading
-import types
 import warnings
 from collections.abc import Callable, Iterator
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ivytrace_ir import DEFAULT_ALLOWLIST, OpNameError, Value, check_name, framework_of
+from ivytrace_ir import Value, framework_of, iter_arg_leaves, map_arg
 
 from .recorder import Recorder
+from .registry import REGISTRY
 from .scalars import is_tracked_scalar
 
 __all__ = [
-    "REGISTRY",
-    "PatchRegistry",
+    "LEAVING",
+    "LEAVING_DUNDERS",
     "PatchingInterceptor",
     "UnrecordedArrayWarning",
-    "allowed",
+    "higher_order",
+    "holds_array",
+    "plain",
 ]
 
 
@@ -55,256 +40,6 @@ class UnrecordedArrayWarning(UserWarning):
     call: the graph holds it as a constant, which is wrong if it depended on the inputs."""
 
 
-def allowed(name: str) -> bool:
-    """Whether ``name`` passes :func:`ivytrace_ir.check_name` under the default allowlist."""
-    try:
-        check_name(name, DEFAULT_ALLOWLIST)
-    except OpNameError:
-        return False
-    return True
-
-
-@dataclass
-class _Patch:
-    owner: Any
-    attr: str
-    replacement: Any
-    had_own: bool
-    original_own: Any
-
-
-Plan = Callable[[], list[tuple[Any, str, Any]]]
-"""Builds the ``(owner, attribute, replacement)`` triples to install."""
-
-
-class PatchRegistry:
-    """Which framework attributes are replaced by recording wrappers, for how many traces.
-
-    The only process-global state of ivytrace-intercept. Per framework key it holds a
-    count of the active traces that need the wrappers and the list of patches to undo;
-    the first :meth:`acquire` installs, the last :meth:`release` restores. The wrappers are
-    stateless, so the last plan is kept and installed again as long as the attributes it
-    replaces are unchanged. It also owns one ``ContextVar`` per key: the interceptor active
-    in the current context.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._users: dict[str, int] = {}
-        self._patches: dict[str, list[_Patch]] = {}
-        self._last: dict[str, tuple[tuple[Any, ...], list[_Patch]]] = {}
-        self._vars: dict[str, ContextVar[Any]] = {}
-
-    def var(self, key: str) -> ContextVar[Any]:
-        """The context variable holding the interceptor of ``key`` active in this context."""
-        with self._lock:
-            v = self._vars.get(key)
-            if v is None:
-                v = self._vars[key] = ContextVar(f"ivytrace_{key}_interceptor", default=None)
-            return v
-
-    def acquire(self, key: str, plan: Plan, owners: tuple[Any, ...] = ()) -> None:
-        """One more trace needs the wrappers of ``key``: install them if none does yet.
-
-        ``owners`` are the namespaces and classes ``plan`` patches, as found now: the last
-        plan is reused only if they are the same objects and hold the same attributes
-        (importing ``tensorflow.nn`` by name, for one, rebinds ``tf.nn`` to a new module)."""
-        with self._lock:
-            n = self._users.get(key, 0)
-            if n == 0:
-                last_owners, last = self._last.get(key, ((), None))
-                fresh = last is not None and len(owners) == len(last_owners)
-                fresh = fresh and all(a is b for a, b in zip(owners, last_owners))
-                if not fresh or not all(_unchanged(p) for p in last or ()):
-                    # First install, or the framework's attributes changed since: plan anew.
-                    last = []
-                    for owner, attr, new in plan():
-                        own = vars(owner)
-                        last.append(_Patch(owner, attr, new, attr in own, own.get(attr)))
-                    self._last[key] = (owners, last)
-                assert last is not None
-                done: list[_Patch] = []
-                try:
-                    for p in last:
-                        setattr(p.owner, p.attr, p.replacement)
-                        done.append(p)
-                except BaseException:
-                    _undo(done)
-                    raise
-                self._patches[key] = done
-            self._users[key] = n + 1
-
-    def release(self, key: str) -> None:
-        """A trace that needed the wrappers of ``key`` ended: remove them if it was the last."""
-        with self._lock:
-            n = self._users.get(key, 0)
-            if n <= 1:
-                self._users.pop(key, None)
-                _undo(self._patches.pop(key, []))
-            else:
-                self._users[key] = n - 1
-
-    def installed(self) -> dict[str, int]:
-        """Framework key -> number of patched attributes, for the keys installed now."""
-        with self._lock:
-            return {k: len(v) for k, v in self._patches.items()}
-
-
-def _unchanged(p: _Patch) -> bool:
-    own = vars(p.owner)
-    return (p.attr in own) == p.had_own and own.get(p.attr) is p.original_own
-
-
-def _undo(patches: list[_Patch]) -> None:
-    for p in reversed(patches):
-        if vars(p.owner).get(p.attr) is not p.replacement:
-            continue  # someone replaced it again meanwhile: leave theirs
-        if p.had_own:
-            setattr(p.owner, p.attr, p.original_own)
-        else:
-            delattr(p.owner, p.attr)
-
-
-REGISTRY = PatchRegistry()
-"""The install registry (see :class:`PatchRegistry`)."""
-
-
-# ---------------------------------------------------------------------------- wrappers
-class _CallableProxy:
-    """Stands for a callable that is not a plain function (a ``jax.jit`` object, a
-    ``jax.numpy.ufunc``, a ``custom_jvp``): calls are intercepted, attributes delegated."""
-
-    __slots__ = ("__wrapped__", "_ivy_name", "_ivy_var")
-
-    def __init__(self, orig: Any, name: str, var: ContextVar[Any]) -> None:
-        object.__setattr__(self, "__wrapped__", orig)
-        object.__setattr__(self, "_ivy_name", name)
-        object.__setattr__(self, "_ivy_var", var)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        icpt = self._ivy_var.get()
-        if icpt is None:
-            return self.__wrapped__(*args, **kwargs)
-        return icpt.intercept(self.__wrapped__, self._ivy_name, args, kwargs)
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self.__wrapped__, attr)
-
-    def __repr__(self) -> str:
-        return repr(self.__wrapped__)
-
-    def __get__(self, obj: Any, cls: Any = None) -> Any:  # used as a class attribute
-        return self if obj is None else types.MethodType(self, obj)
-
-
-def function_wrapper(orig: Any, name: str, var: ContextVar[Any]) -> Any:
-    """A module-level callable's recording stand-in."""
-    if not isinstance(orig, types.FunctionType | types.BuiltinFunctionType | types.MethodType):
-        return _CallableProxy(orig, name, var)
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        icpt = var.get()
-        if icpt is None:
-            return orig(*args, **kwargs)
-        return icpt.intercept(orig, name, args, kwargs)
-
-    try:
-        functools.update_wrapper(wrapper, orig)
-    except (AttributeError, TypeError):  # pragma: no cover - exotic callables
-        wrapper.__wrapped__ = orig  # type: ignore[attr-defined]
-    wrapper._ivytrace_original = orig  # type: ignore[attr-defined]
-    return wrapper
-
-
-def original_of(obj: Any) -> Any:
-    """The framework callable behind one of our wrappers (``obj`` itself otherwise)."""
-    if isinstance(obj, _CallableProxy):
-        return obj.__wrapped__
-    return getattr(obj, "_ivytrace_original", obj) if isinstance(obj, types.FunctionType) else obj
-
-
-def descriptor_call(static: Any) -> Callable[..., Any]:
-    """``static`` (a class attribute as stored) as a function of ``(self, *args)``."""
-    if isinstance(static, types.FunctionType):
-        return static
-
-    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return static.__get__(self, type(self))(*args, **kwargs)
-
-    return call
-
-
-def method_wrapper(static: Any, name: str, var: ContextVar[Any]) -> Any:
-    """A class attribute's recording stand-in: a method, or a property for a data descriptor."""
-    if _is_data_descriptor(static):
-
-        def getter(self: Any) -> Any:
-            return static.__get__(self, type(self))
-
-        def fget(self: Any) -> Any:
-            icpt = var.get()
-            if icpt is None:
-                return static.__get__(self, type(self))
-            return icpt.intercept(getter, name, (self,), {})
-
-        def fset(self: Any, value: Any) -> None:
-            icpt = var.get()
-            if icpt is not None:
-                icpt.on_attribute_write(self, name, value)
-            static.__set__(self, value)
-
-        return property(fget, fset, doc=getattr(static, "__doc__", None))
-    call = descriptor_call(static)
-
-    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        icpt = var.get()
-        if icpt is None:
-            return call(self, *args, **kwargs)
-        return icpt.intercept(call, name, (self, *args), kwargs)
-
-    method.__name__ = getattr(static, "__name__", name.rsplit(".", 1)[-1])
-    method.__qualname__ = method.__name__
-    method.__doc__ = getattr(static, "__doc__", None)
-    method.__wrapped__ = static  # type: ignore[attr-defined]
-    return method
-
-
-def quiet_wrapper(orig: Any, var: ContextVar[Any]) -> Any:
-    """A library function that only checks (a Keras input-spec assertion): while tracing, run
-    with nothing inside recorded, so the sizes it reads do not become guards."""
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        icpt = var.get()
-        if icpt is None:
-            return orig(*args, **kwargs)
-        return icpt.run_quiet(orig, args, kwargs)
-
-    functools.update_wrapper(wrapper, orig)
-    wrapper._ivytrace_original = orig  # type: ignore[attr-defined]
-    return wrapper
-
-
-def _is_data_descriptor(obj: Any) -> bool:
-    return hasattr(type(obj), "__get__") and hasattr(type(obj), "__set__")
-
-
-def module_callables(mod: Any) -> Iterator[tuple[str, Any]]:
-    """The public, callable, non-class, non-module attributes of a module, read from its
-    ``__dict__`` (so lazily loaded submodules are not imported)."""
-    for attr, obj in list(vars(mod).items()):
-        if attr.startswith("_") or isinstance(obj, type | types.ModuleType):
-            continue
-        if not callable(obj):
-            continue
-        yield attr, obj
-
-
-def class_attribute(cls: type, attr: str) -> Any:
-    """``attr`` as stored on ``cls`` or the first class of its MRO that has it."""
-    return inspect.getattr_static(cls, attr, None)
-
-
-# ---------------------------------------------------------------------------- interceptors
 LEAVING = {
     "builtins.len": "len() of an array was used by Python code",
     "builtins.bool": "the truth of an array decided Python control flow",
@@ -497,8 +232,8 @@ class PatchingInterceptor:
     def run_quiet(self, call: Callable[..., Any], args: tuple[Any, ...], kwargs: Any) -> Any:
         """Call the original with nothing inside recorded."""
         rec = self.rec
-        uargs = tuple(map_tree(self.unwrap, a) for a in args)
-        ukwargs = {k: map_tree(self.unwrap, v) for k, v in kwargs.items()}
+        uargs = tuple(map_arg(a, self.unwrap) for a in args)
+        ukwargs = {k: map_arg(v, self.unwrap) for k, v in kwargs.items()}
         rec.depth += 1
         try:
             return call(*uargs, **ukwargs)
@@ -621,7 +356,7 @@ class PatchingInterceptor:
     def any_tracked(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether some argument (at any depth of tuples, lists, dicts) is in the graph."""
         rec = self.rec
-        for leaf in leaves((args, kwargs)):
+        for leaf in iter_arg_leaves((args, kwargs)):
             if is_tracked_scalar(leaf) or (
                 framework_of(leaf) is not None and rec.value_of(leaf) is not None
             ):
@@ -649,7 +384,7 @@ class PatchingInterceptor:
             self._derived[vid] = out
             return out
 
-        for leaf in leaves(obj):
+        for leaf in iter_arg_leaves(obj):
             v = rec.value_of(leaf)
             if isinstance(v, Value) and derived(v.id):
                 return True
@@ -668,39 +403,12 @@ class PatchingInterceptor:
         )
 
 
-# ---------------------------------------------------------------------------- tree helpers
+# ---------------------------------------------------------------------------- arguments
 def plain(obj: Any) -> Any:
     """A numpy recording view as the plain ``ndarray`` it views; anything else unchanged."""
     if getattr(type(obj), "_ivytrace_recording_view", False):
         return np.ndarray.view(obj, np.ndarray)
     return obj
-
-
-def leaves(obj: Any) -> Iterator[Any]:
-    t = type(obj)
-    if t is tuple or t is list:
-        for o in obj:
-            yield from leaves(o)
-    elif t is dict:
-        for o in obj.values():
-            yield from leaves(o)
-    elif t is slice:
-        yield obj.start
-        yield obj.stop
-        yield obj.step
-    else:
-        yield obj
-
-
-def map_tree(fn: Callable[[Any], Any], obj: Any) -> Any:
-    t = type(obj)
-    if t is tuple:
-        return tuple(map_tree(fn, o) for o in obj)
-    if t is list:
-        return [map_tree(fn, o) for o in obj]
-    if t is dict:
-        return {k: map_tree(fn, o) for k, o in obj.items()}
-    return fn(obj)
 
 
 def holds_array(obj: Any) -> bool:
