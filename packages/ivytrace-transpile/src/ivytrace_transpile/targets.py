@@ -156,8 +156,43 @@ class Target:
         root = "jax.numpy" if self.name == "jax" else "numpy"
         return native(f"{root}.fft.{kind}")(x, *args, **kwargs)
 
+    def segment_reduce(self, kind: str, data: Any, ids: Any, num: int, dtype: str) -> Any:
+        """``out[k] = reduce(data[i] for i with ids[i] == k)`` over the first axis of
+        ``data`` (``kind``: sum, prod, max, min; ``dtype``: data's canonical dtype);
+        segments nobody hits hold the reduction's identity. Here a one-hot (N, num) mask
+        reduced along N: plain elementwise ops and a reduction that every target has and
+        XLA fuses (jax's segment sums and ``.at[]`` cannot be recorded by name)."""
+        import numpy as np
+
+        hit = self.ew(
+            "equal", self.expand_dims(ids, 1), self.expand_dims(self.arange(0, num, 1, "int32"), 0)
+        )
+        rank = len(data.shape)
+        hit = self.reshape(hit, [*self.shape(hit), *([1] * (rank - 1))])  # (N, num, 1...)
+        if kind == "sum":
+            fill: Any = 0
+        elif kind == "prod":
+            fill = 1
+        elif dtype == "bool":
+            fill = kind == "min"
+        elif dtype.startswith(("int", "uint")):
+            info = np.iinfo(dtype)
+            fill = int(info.min if kind == "max" else info.max)
+        else:
+            fill = -math.inf if kind == "max" else math.inf
+        spread = self.where(hit, self.expand_dims(data, 1), self.asarray(fill, dtype))
+        if dtype == "bool" and kind in ("sum", "max"):
+            return self.reduce("any", spread, 0)
+        if dtype == "bool":
+            return self.reduce("all", spread, 0)
+        return self.reduce(kind, spread, 0)
+
 
 # --------------------------------------------------------------------------- numpy-like
+
+
+def _as_seq(v: Any) -> list[Any]:
+    return list(v) if isinstance(v, list | tuple) else [v]
 
 
 def _norm_axis(axis: Any) -> Any:
@@ -489,6 +524,175 @@ class TensorFlowTarget(Target):
 
     def ew_trunc(self, x: Any) -> Any:
         return self.tf.math.sign(x) * self.tf.math.floor(self.tf.math.abs(x))
+
+    def ew_hypot(self, a: Any, b: Any) -> Any:
+        tf = self.tf
+        a, b = tf.math.abs(a), tf.math.abs(b)
+        big, small = tf.math.maximum(a, b), tf.math.minimum(a, b)
+        safe = tf.where(tf.math.equal(big, 0.0), tf.ones_like(big), big)
+        r = small / safe
+        out = big * tf.math.sqrt(1.0 + r * r)
+        return tf.where(tf.math.is_inf(big), big, out)
+
+    def ew_signbit(self, x: Any) -> Any:
+        tf = self.tf
+        if x.dtype.is_integer:
+            return tf.math.less(x, 0)
+        # -0.0 and nan with the sign bit set: the reciprocal's sign tells the zeros apart
+        neg = tf.math.less(x, 0.0)
+        zero_neg = tf.math.logical_and(tf.math.equal(x, 0.0), tf.math.less(1.0 / x, 0.0))
+        return tf.math.logical_or(neg, zero_neg)
+
+    def ew_copysign(self, a: Any, b: Any) -> Any:
+        return self.tf.where(self.ew_signbit(b), -self.tf.math.abs(a), self.tf.math.abs(a))
+
+    def _fminmax(self, fn: Any, a: Any, b: Any) -> Any:
+        tf = self.tf
+        a, b = tf.broadcast_to(a, tf.broadcast_dynamic_shape(tf.shape(a), tf.shape(b))), b
+        b = tf.broadcast_to(b, tf.shape(a))
+        out = fn(a, b)
+        out = tf.where(tf.math.is_nan(a), b, out)
+        return tf.where(tf.math.is_nan(b), a, out)
+
+    def ew_fmax(self, a: Any, b: Any) -> Any:
+        return self._fminmax(self.tf.math.maximum, a, b)
+
+    def ew_fmin(self, a: Any, b: Any) -> Any:
+        return self._fminmax(self.tf.math.minimum, a, b)
+
+    def ew_logaddexp(self, a: Any, b: Any) -> Any:
+        tf = self.tf
+        m = tf.math.maximum(a, b)
+        same = tf.math.equal(a, b)  # both -inf / inf: the max itself (no inf - inf)
+        d = tf.where(same, tf.zeros_like(m), -tf.math.abs(a - b))
+        return m + tf.math.log1p(tf.math.exp(d))
+
+    def segment_reduce(self, kind: str, data: Any, ids: Any, num: int, dtype: str) -> Any:
+        """TensorFlow's ``unsorted_segment_{sum,prod,max,min}``; empty segments hold the
+        reduction's identity (the dtype's lowest/highest value for max/min)."""
+        tf = self.tf
+        if dtype == "bool":
+            as_int = tf.cast(data, tf.int32)
+            k = "max" if kind in ("sum", "max") else "min"
+            out = getattr(tf.math, f"unsorted_segment_{k}")(as_int, ids, num)
+            return tf.math.greater(out, 0)
+        fn = getattr(tf.math, f"unsorted_segment_{kind}")
+        out = fn(data, ids, num)
+        if kind in ("max", "min") and dtype.startswith(("float", "bfloat")):
+            # empty segments: +-inf like the one-hot form, not the dtype's finite extreme
+            count = tf.math.unsorted_segment_sum(tf.ones_like(ids, tf.int32), ids, num)
+            shape = [num] + [1] * (len(data.shape) - 1)
+            fill = tf.constant(-math.inf if kind == "max" else math.inf, out.dtype)
+            out = tf.where(tf.reshape(tf.math.greater(count, 0), shape), out, fill)
+        return out
+
+    # ---- FFTs through tf.signal (innermost axis, complex input) ----------------
+    def _fft_axis(self, kind: str, x: Any, n: Any, axis: int, norm: Any) -> Any:
+        """One 1-d transform of numpy's ``kind`` along ``axis`` with numpy's ``n`` and
+        ``norm``, written on the innermost axis between transposes."""
+        tf = self.tf
+        rank = len(x.shape)
+        axis %= rank
+        perm = None
+        if axis != rank - 1:
+            perm = [i for i in range(rank) if i != axis] + [axis]
+            x = tf.transpose(x, perm)
+        m = int(x.shape[-1])
+        norm = norm or "backward"
+        if kind in ("fft", "ifft", "irfft", "hfft") and not x.dtype.is_complex:
+            x = tf.cast(x, tf.complex128 if x.dtype == tf.float64 else tf.complex64)
+        if kind in ("fft", "ifft"):
+            n = m if n is None else int(n)
+            x = self._fit_last(x, n)
+            y = (tf.signal.fft if kind == "fft" else tf.signal.ifft)(x)
+            forward = kind == "fft"
+        elif kind == "rfft":
+            n = m if n is None else int(n)
+            y = tf.signal.rfft(self._fit_last(x, n), fft_length=[n])
+            forward = True
+        elif kind == "irfft":
+            n = 2 * (m - 1) if n is None else int(n)
+            y = tf.signal.irfft(self._fit_last(x, n // 2 + 1), fft_length=[n])
+            forward = False
+        elif kind == "hfft":  # irfft of the conjugate, normalised in the other direction
+            n = 2 * (m - 1) if n is None else int(n)
+            y = tf.signal.irfft(tf.math.conj(self._fit_last(x, n // 2 + 1)), fft_length=[n])
+            y = y * float(n)  # unscaled inverse; then scaled as a forward transform
+            forward = True
+        elif kind == "ihfft":
+            n = m if n is None else int(n)
+            y = tf.math.conj(tf.signal.rfft(self._fit_last(x, n), fft_length=[n]))
+            y = y / tf.cast(float(n), y.dtype)  # the conjugate, scaled as an inverse
+            forward = False
+        else:
+            raise NotImplementedError(f"torch.fft.{kind} on tensorflow")
+        scale = self._fft_scale(forward, norm, n)
+        if scale != 1.0:
+            y = y * tf.cast(scale, y.dtype) if y.dtype.is_complex else y * scale
+        if perm is not None:
+            inv = [0] * rank
+            for i, p in enumerate(perm):
+                inv[p] = i
+            y = tf.transpose(y, inv)
+        return y
+
+    @staticmethod
+    def _fft_scale(forward: bool, norm: str, n: int) -> float:
+        """The factor that turns tf.signal's result (forward unscaled, inverse 1/n) into
+        numpy's ``norm``."""
+        if norm == "ortho":
+            return 1.0 / math.sqrt(n) if forward else math.sqrt(n)
+        if norm == "forward":
+            return 1.0 / n if forward else float(n)
+        if norm == "backward":
+            return 1.0
+        raise ValueError(f"unknown fft norm {norm!r}")
+
+    def _fit_last(self, x: Any, n: int) -> Any:
+        """``x`` cropped or zero-padded to length ``n`` along its last axis."""
+        m = int(x.shape[-1])
+        if n < m:
+            return x[..., :n]
+        if n > m:
+            rank = len(x.shape)
+            return self.tf.pad(x, [[0, 0]] * (rank - 1) + [[0, n - m]])
+        return x
+
+    def fft(self, kind: str, x: Any, *args: Any, **kwargs: Any) -> Any:
+        """numpy's ``numpy.fft.<kind>`` signatures, by 1-d ``tf.signal`` transforms along
+        each axis in turn (the N-d real transforms take the last axis as the real one)."""
+        tf = self.tf
+        if kind in ("fftshift", "ifftshift"):
+            axes = args[0] if args else kwargs.get("axes")
+            rank = len(x.shape)
+            axes = list(range(rank)) if axes is None else [a % rank for a in _as_seq(axes)]
+            sign = 1 if kind == "fftshift" else -1
+            shifts = [sign * (int(x.shape[a]) // 2) for a in axes]
+            return tf.roll(x, shifts, axes) if axes else x
+        if kind in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
+            n, axis, norm = (*args, *(None, -1, None)[len(args) :])
+            return self._fft_axis(kind, x, n, axis, norm)
+        s, axes, norm = (*args, *(None, None, None)[len(args) :])
+        rank = len(x.shape)
+        if axes is None:
+            axes = list(range(rank)) if s is None else list(range(rank - len(s), rank))
+        axes = [a % rank for a in _as_seq(axes)]
+        sizes = [None] * len(axes) if s is None else list(s)
+        base = kind.rstrip("n2")
+        if base in ("fft", "ifft"):
+            for a, n in zip(axes, sizes):
+                x = self._fft_axis(base, x, n, a, norm)
+            return x
+        if base == "rfft":
+            x = self._fft_axis("rfft", x, sizes[-1], axes[-1], norm)
+            for a, n in zip(axes[:-1], sizes[:-1]):
+                x = self._fft_axis("fft", x, n, a, norm)
+            return x
+        if base == "irfft":
+            for a, n in zip(axes[:-1], sizes[:-1]):
+                x = self._fft_axis("ifft", x, n, a, norm)
+            return self._fft_axis("irfft", x, sizes[-1], axes[-1], norm)
+        raise NotImplementedError(f"torch.fft.{kind} on tensorflow")
 
     def ew_round(self, x: Any, decimals: int = 0) -> Any:
         if decimals:
