@@ -1,20 +1,63 @@
-"""The few helpers a generated function reaches only on its failure paths.
+"""The few helpers a generated function reaches on its failure paths, and the value guard.
 
 Each is made per compiled graph (a closure over that graph's line table), bound into the
-generated function's globals, and never called while the function succeeds.
+generated function's globals. All but ``value_guard`` run only when the function fails.
+
+``value_guard(index, x, expected)`` is how a guard on an array's *value* (``if x.sum() > 0``:
+``bool(gt)`` then ``guard(..., True)``) is written for TensorFlow and JAX arrays, so that the
+generated function can also be handed to ``tf.function`` or ``jax.jit``:
+
+- eagerly it converts ``x`` with the Python builtin the traced code used (``bool``, ``int``,
+  ``float``, ``complex``, ``operator.index``) and compares, as the inline form does (one
+  extra Python call per value guard);
+- under ``tf.function`` (``x`` is a symbolic tensor) it adds a ``tf.debugging.Assert`` whose
+  message is the :class:`GuardFailure` text (reason, expected value, the user's line); the
+  failure is an ``InvalidArgumentError`` raised by the call. XLA drops asserts, so under
+  ``jit_compile=True`` it raises :class:`CompileError` while tracing instead;
+- under ``jax.jit`` (``x`` is a tracer) it stages a host callback
+  (``jax.experimental.io_callback``: an effect jax keeps, unlike ``jax.debug.callback``) that
+  raises the :class:`GuardFailure`; jax reports it as a ``JaxRuntimeError`` carrying that
+  text. ``checkify`` is not used: its errors can only be raised by a caller that wraps the
+  function in ``checkify.checkify``, never from inside a plain ``jax.jit``.
 """
 
 from __future__ import annotations
 
+import operator
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ivytrace_ir import GuardFailure, SourceLoc
 
-from .errors import InputMismatch
+from .errors import CompileError, InputMismatch
 
-__all__ = ["LineInfo", "make_guard_failed", "make_mismatch", "make_on_error", "short_repr"]
+__all__ = [
+    "CONVERSIONS",
+    "LineInfo",
+    "ValueGuard",
+    "make_guard_failed",
+    "make_mismatch",
+    "make_on_error",
+    "make_value_guard",
+    "short_repr",
+]
+
+CONVERSIONS: Mapping[str, Callable[[Any], Any]] = {
+    "bool": bool,
+    "int": int,
+    "float": float,
+    "complex": complex,
+    "index": operator.index,
+}
+"""How a value guard's array became the Python value the traced code went on with."""
+
+LEAVING_OPS = frozenset({
+    "builtins.bool", "builtins.int", "builtins.float", "builtins.complex", "builtins.len",
+    "operator.index",
+})  # fmt: skip
+LEAVING_DUNDERS = frozenset({"__bool__", "__int__", "__float__", "__complex__", "__index__"})
 
 _STRUCTURAL_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError)
 
@@ -84,6 +127,16 @@ def make_on_error(
         info = table.get(tb.tb_lineno)
         if info is None:
             return
+        if info.kind == "node" and _leaves_graph(info.op) and _is_symbolic_error(exc):
+            msg = (
+                f"{graph_name}(): {info.what} turns an array into a Python value that the "
+                "graph goes on to use (a size, a count, a decision it computes with), and "
+                "under a native compiler (tf.function, jax.jit) the array has no value yet: "
+                "this graph cannot be compiled natively. Run it eagerly, or keep the value "
+                f"an array in the traced code ({type(exc).__name__}: {exc})"
+            )
+            where = format_source(info.source)
+            raise CompileError(msg + ("\n" + where if where else ""), info.node_index) from exc
         if info.kind == "input" and isinstance(exc, _STRUCTURAL_ERRORS):
             raise InputMismatch(
                 f"{graph_name}(): {info.what} does not have the structure the graph was traced "
@@ -143,15 +196,164 @@ def make_guard_failed(
 
     def guard_failed(index: int, got: Any, expected: Any) -> GuardFailure:
         note, src = guards.get(index, ("", None))
-        why = note or "a decision made while tracing"
-        msg = (
-            f"{graph_name}(): guard [{index}] failed: {why}. Expected {short_repr(expected)}, "
-            f"got {short_repr(got)}: the traced graph does not hold for these inputs; "
-            "trace again with them."
-        )
-        where = format_source(src)
-        if where:
-            msg += "\n" + where
-        return GuardFailure(msg, index)
+        return GuardFailure(guard_message(graph_name, index, note, src, expected, got), index)
 
     return guard_failed
+
+
+_UNKNOWN = object()
+
+
+def guard_message(
+    graph_name: str,
+    index: int,
+    note: str,
+    src: SourceLoc | None,
+    expected: Any,
+    got: Any = _UNKNOWN,
+) -> str:
+    """The text of a guard's :class:`GuardFailure` (``got`` left out when not known)."""
+    why = note or "a decision made while tracing"
+    msg = f"{graph_name}(): guard [{index}] failed: {why}. Expected {short_repr(expected)}"
+    if got is not _UNKNOWN:
+        msg += f", got {short_repr(got)}"
+    msg += ": the traced graph does not hold for these inputs; trace again with them."
+    where = format_source(src)
+    return msg + ("\n" + where if where else "")
+
+
+def _leaves_graph(op: str) -> bool:
+    return op in LEAVING_OPS or op.rsplit(".", 1)[-1] in LEAVING_DUNDERS
+
+
+def _is_symbolic_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a framework refusing to give a Python value for an array that has
+    none yet (a ``tf.function`` symbolic tensor, a ``jax.jit`` tracer)."""
+    jax = sys.modules.get("jax")
+    if jax is not None and isinstance(exc, jax.errors.ConcretizationTypeError):
+        return True
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and isinstance(exc, tf.errors.OperatorNotAllowedInGraphError):
+        return True
+    return isinstance(exc, TypeError) and "SymbolicTensor" in str(exc)
+
+
+@dataclass(frozen=True, slots=True)
+class ValueGuard:
+    """A guard on an array's value: ``conversion(x) == expected`` must hold."""
+
+    conversion: str
+    """A key of :data:`CONVERSIONS`."""
+    framework: str
+    """The array's framework (``tensorflow`` or ``jax``)."""
+    note: str
+    """Why the guard exists (the tracer's reason)."""
+    source: SourceLoc | None
+    """The user's line that made it."""
+
+
+def make_value_guard(
+    graph_name: str, guards: Mapping[int, ValueGuard]
+) -> Callable[[int, Any, Any], None]:
+    """``value_guard(index, x, expected)``: see the module's docstring."""
+    convert = {i: CONVERSIONS[g.conversion] for i, g in guards.items()}
+
+    def value_guard(index: int, x: Any, expected: Any) -> None:
+        try:
+            got = convert[index](x)
+        except Exception:
+            staged = _stage(graph_name, index, guards[index], x, expected)
+            if not staged:
+                raise
+            return
+        if got != expected:
+            g = guards[index]
+            msg = guard_message(graph_name, index, g.note, g.source, expected, got)
+            raise GuardFailure(msg, index)
+
+    # AutoGraph (``tf.function``'s default) calls a function carrying this marker as it is,
+    # as ``tf.autograph.experimental.do_not_convert`` does, instead of rewriting its source.
+    value_guard.autograph_info__ = frozenset()  # type: ignore[attr-defined]
+    return value_guard
+
+
+def _stage(graph_name: str, index: int, guard: ValueGuard, x: Any, expected: Any) -> bool:
+    """Add the check to the graph a native compiler is building; False when ``x`` is not a
+    symbolic array (the conversion failed for another reason, which then propagates)."""
+    jax = sys.modules.get("jax")
+    if jax is not None and isinstance(x, jax.core.Tracer):
+        _stage_jax(graph_name, index, guard, x, expected)
+        return True
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and isinstance(x, tf.Tensor) and tf.is_symbolic_tensor(x):
+        _stage_tf(graph_name, index, guard, x, expected)
+        return True
+    return False
+
+
+def xla_refusal(graph_name: str, index: int, guard: ValueGuard) -> str:
+    """Why ``tf.function(jit_compile=True)`` cannot compile a graph with this value guard."""
+    why = guard.note or "a decision made while tracing"
+    msg = (
+        f"{graph_name}(): guard [{index}] ({why}) checks an array's value, and "
+        "tf.function(jit_compile=True) cannot keep it: XLA drops tf.debugging.Assert. "
+        "Compile without jit_compile (the guard is then an assert), or run eagerly."
+    )
+    where = format_source(guard.source)
+    return msg + ("\n" + where if where else "")
+
+
+def _in_xla_context() -> bool:
+    """Whether ``tf.function(jit_compile=True)`` is tracing (which drops asserts)."""
+    import tensorflow as tf
+
+    try:
+        from tensorflow.python.ops import control_flow_util
+    except ImportError:  # pragma: no cover - the private module moved
+        return False
+    return bool(control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()))
+
+
+def _stage_tf(graph_name: str, index: int, guard: ValueGuard, x: Any, expected: Any) -> None:
+    import tensorflow as tf
+
+    if _in_xla_context():
+        msg = xla_refusal(graph_name, index, guard)
+        raise CompileError(msg, index) from None  # the failed conversion is no cause
+    v = tf.reshape(x, [])  # a Python conversion needs one element; so does this, at trace time
+    conv = guard.conversion
+    if conv == "bool":
+        v = v if v.dtype == tf.bool else tf.not_equal(v, tf.zeros_like(v))
+    elif conv in ("int", "index"):
+        v = tf.cast(v, tf.int64)  # float -> int truncates toward zero, as int() does
+    elif conv == "float":
+        v = tf.cast(v, tf.float64)
+    else:
+        v = tf.cast(v, tf.complex128)
+    msg = guard_message(graph_name, index, guard.note, guard.source, expected)
+    tf.debugging.Assert(tf.equal(v, expected), [msg, "got:", v])
+
+
+def _stage_jax(graph_name: str, index: int, guard: ValueGuard, x: Any, expected: Any) -> None:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.experimental import io_callback
+
+    v = jax.lax.stop_gradient(jnp.reshape(x, ()))
+    conv = guard.conversion
+    if conv == "bool":
+        v = v if v.dtype == jnp.bool_ else v != 0
+    elif conv in ("int", "index") and jnp.issubdtype(v.dtype, jnp.inexact):
+        v = jnp.trunc(v)  # int() truncates toward zero
+    ok = v == expected
+
+    def check(ok: Any, got: Any) -> None:
+        if not np.all(ok):  # a batch of checks under vmap
+            value: Any = np.asarray(got)
+            if value.ndim == 0:
+                value = CONVERSIONS[conv](value)
+            msg = guard_message(graph_name, index, guard.note, guard.source, expected, value)
+            raise GuardFailure(msg, index)
+
+    io_callback(check, None, ok, v)

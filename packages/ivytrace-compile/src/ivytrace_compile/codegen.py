@@ -29,6 +29,7 @@ from ivytrace_ir import (
     Opaque,
     OpNameError,
     Symbol,
+    TensorSpec,
     TreeDef,
     Value,
     format_spec,
@@ -42,7 +43,7 @@ from ivytrace_ir import (
 )
 
 from ._naming import Namer, is_name, sanitize
-from ._runtime import LineInfo
+from ._runtime import LineInfo, ValueGuard
 from .errors import CompileError
 
 __all__ = ["GeneratedSource", "generate"]
@@ -87,6 +88,20 @@ as an operand (``-1``, ``not x``)."""
 
 _STATEMENT_KINDS = frozenset({"setitem", "setattr", "attr_set", "guard"})
 
+_CONVERSION_OPS = MappingProxyType({
+    "builtins.bool": "bool", "builtins.int": "int", "builtins.float": "float",
+    "builtins.complex": "complex", "operator.index": "index",
+})  # fmt: skip
+_CONVERSION_DUNDERS = MappingProxyType({
+    "__bool__": "bool", "__int__": "int", "__float__": "float", "__complex__": "complex",
+    "__index__": "index",
+})  # fmt: skip
+_STAGED_FRAMEWORKS = frozenset({"tensorflow", "jax"})
+"""Frameworks whose compilers trace the generated function with value-less arrays: a guard
+on an array's value is written as ``value_guard(...)`` for their arrays (see ``_runtime``).
+torch.compile runs ``bool(t)`` itself (a graph break) and numpy has no compiler: their
+guards stay inline."""
+
 
 @dataclass(frozen=True, slots=True)
 class _Expr:
@@ -130,11 +145,14 @@ class GeneratedSource:
     bindings: dict[str, Any]
     """Global name -> object, for the function's globals (helpers still ``None``)."""
     helpers: dict[str, str]
-    """Role (``on_error``, ``mismatch``, ``guard_failed``) -> the global name it is bound to."""
+    """Role (``on_error``, ``mismatch``, ``guard_failed``, ``value_guard``) -> the global name it
+    is bound to."""
     lines: dict[int, LineInfo]
     """Line number in ``source`` -> what that line does (for error notes)."""
     guards: dict[int, Any]
     """Guard node index -> (note, source location), for guard failure messages."""
+    value_guards: dict[int, ValueGuard] = field(default_factory=dict)
+    """Guard node index -> the value guard it is written as (``value_guard(i, x, want)``)."""
 
 
 def _owner_object(owner_name: str) -> Any:
@@ -181,6 +199,11 @@ class _Codegen:
         self._reads: list[str] = []
         self.helpers: dict[str, str] = {}
         self.guards: dict[int, Any] = {}
+        self.value_guards: dict[int, ValueGuard] = {}
+        self.lowered: dict[int, Value] = {}
+        """Guard index -> the array whose value it checks (see :meth:`find_value_guards`)."""
+        self.skipped: set[int] = set()
+        """Conversion nodes (``bool(x)``) that only lowered guards read: not written."""
         uses: set[int] = {v.id for n in graph.nodes for v in n.inputs()}
         uses |= {o.id for o in graph.outputs if isinstance(o, Value)}
         self.used = uses
@@ -582,6 +605,50 @@ class _Codegen:
         for c in tree.children:
             self._prebind_tree(c)
 
+    def find_value_guards(self) -> None:
+        """Guards on an array's value, ``guard(bool(x), True)`` with ``x`` a TensorFlow or
+        JAX array, become ``value_guard(i, x, True)``: the check then needs the array, not
+        its Python value, and can be staged by ``tf.function`` / ``jax.jit``. The conversion
+        node is not written when lowered guards are all that read it (else it stays, and
+        the guards with it: its value is needed as a Python value anyway)."""
+        nodes = self.g.nodes
+        producer = {o.id: j for j, n in enumerate(nodes) for o in n.outputs}
+        readers: dict[int, list[int]] = {}
+        for j, n in enumerate(nodes):
+            for v in n.inputs():
+                readers.setdefault(v.id, []).append(j)
+        returned = {o.id for o in iter_arg_leaves(self.g.outputs) if type(o) is Value}
+        found: dict[int, tuple[int, Value, str]] = {}
+        for i, n in enumerate(nodes):
+            if n.op != "ivytrace.guard" or len(n.args) != 2 or n.kwargs:
+                continue
+            got, want = n.args
+            if type(got) is not Value or type(want) not in (bool, int, float, complex):
+                continue
+            j = producer.get(got.id)
+            if j is None:
+                continue
+            conv_node = nodes[j]
+            op = conv_node.op
+            conv = _CONVERSION_OPS.get(op) or _CONVERSION_DUNDERS.get(op.rsplit(".", 1)[-1])
+            if conv is None or len(conv_node.args) != 1 or conv_node.kwargs:
+                continue
+            x = conv_node.args[0]
+            if type(x) is not Value or not isinstance(x.spec, TensorSpec):
+                continue
+            if x.spec.framework not in _STAGED_FRAMEWORKS or len(conv_node.outputs) != 1:
+                continue
+            found[i] = (j, x, conv)
+        for i, (j, x, conv) in found.items():
+            out = nodes[j].outputs[0].id
+            if out in returned or not all(r in found for r in readers.get(out, ())):
+                continue
+            n = nodes[i]
+            assert isinstance(x.spec, TensorSpec)
+            self.lowered[i] = x
+            self.skipped.add(j)
+            self.value_guards[i] = ValueGuard(conv, x.spec.framework, n.meta.note, n.meta.source)
+
     def node(self, i: int, node: Node, plan: _Plan) -> None:
         a = node.args
         info = LineInfo("node", f"node [{i}] {node.op}", "", i, node.op, node.meta.source)
@@ -597,6 +664,10 @@ class _Codegen:
                 text = f"{self.receiver(a[0])}.{plan.name} = {self.arg(a[2]).text}"
             elif k == "attr_set":
                 text = f"{self.receiver(a[0])}.{plan.name} = {self.arg(a[1]).text}"
+            elif i in self.lowered:  # a guard on an array's value
+                x = self.lowered[i]
+                vg = self.helper("value_guard")
+                text = f"{vg}({i}, {self.arg(x).text}, {self.arg(a[1]).text})"
             else:  # guard
                 self.guards[i] = (node.meta.note, node.meta.source)
                 got, want = self.operand(a[0]), self.operand(a[1])
@@ -792,10 +863,12 @@ class _Codegen:
         fname = self.names.fresh(sanitize(g.meta.name, "graph"), "graph")
         on_error = self.helper("on_error")
         plans = [self.plan(i, n) for i, n in enumerate(g.nodes)]
+        self.find_value_guards()
         self.prebind()
         self.inputs()
         for i, (node, plan) in enumerate(zip(g.nodes, plans)):
-            self.node(i, node, plan)
+            if i not in self.skipped:
+                self.node(i, node, plan)
         self.output()
         body = self.with_frees()
         exc = self.names.fresh("_exc")
@@ -825,7 +898,14 @@ class _Codegen:
         digest = hashlib.sha256(source.encode()).hexdigest()[:16]
         filename = f"<ivytrace-compiled {fname} {digest}>"
         return GeneratedSource(
-            source, fname, filename, self.bindings, dict(self.helpers), table, self.guards
+            source,
+            fname,
+            filename,
+            self.bindings,
+            dict(self.helpers),
+            table,
+            self.guards,
+            self.value_guards,
         )
 
 

@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from ivytrace_ir import DEFAULT_ALLOWLIST, Allowlist, Graph, TensorSpec, verify
 
-from ._runtime import make_guard_failed, make_mismatch, make_on_error
+from ._runtime import make_guard_failed, make_mismatch, make_on_error, make_value_guard
 from .codegen import generate
 
 __all__ = ["CompiledGraph", "compile_graph"]
@@ -119,6 +119,7 @@ def compile_graph(graph: Graph, *, allow: Allowlist = DEFAULT_ALLOWLIST) -> Comp
         "on_error": make_on_error(name, gen.filename, gen.lines),
         "mismatch": make_mismatch(name),
         "guard_failed": make_guard_failed(name, gen.guards),
+        "value_guard": make_value_guard(name, gen.value_guards),
     }
     namespace: dict[str, Any] = {
         "__builtins__": builtins,
@@ -136,5 +137,7 @@ def compile_graph(graph: Graph, *, allow: Allowlist = DEFAULT_ALLOWLIST) -> Comp
     )
     exec(code, namespace)
     fn = namespace[gen.name]
+    if gen.value_guards:  # read by backend_compile, which may be handed ``fn`` alone
+        fn.ivytrace_value_guards = (name, MappingProxyType(gen.value_guards))
     bound = {k: namespace[k] for k in gen.bindings}
     return CompiledGraph(fn, gen.source, graph, gen.filename, MappingProxyType(bound))
