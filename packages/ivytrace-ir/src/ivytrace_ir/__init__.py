@@ -4,7 +4,9 @@ Imports no ML framework: a framework is imported only when a name that lives in 
 resolved (:func:`resolve`) or a constant of it is converted.
 """
 
+from .archive import load, save
 from .arrays import ADAPTERS, ArrayAdapter, framework_of, from_numpy, spec_of, to_numpy
+from .codec import GraphFileError, SaveError, UnsafeGraphError, dumps_structure
 from .graph import (
     FORMAT_VERSION,
     PRIM_OPS,
@@ -30,15 +32,7 @@ from .pytree import (
     unflatten,
 )
 from .resolve import DEFAULT_ALLOWLIST, Allowlist, OpNameError, check_name, resolve
-from .serialize import (
-    DEFAULT_CONTAINER_MODULES,
-    GraphFileError,
-    SaveError,
-    UnsafeGraphError,
-    dumps_structure,
-    load,
-    save,
-)
+from .safety import DEFAULT_CONTAINER_MODULES
 from .values import (
     Arg,
     Const,
