@@ -28,6 +28,7 @@ from ivytrace_ir import (
     TreeDef,
     flatten,
     format_graph,
+    load,
     to_dot,
     to_networkx,
     verify,
@@ -184,3 +185,12 @@ def test_networkx_counts_repeated_reads_and_externals() -> None:
     # The outputs: max's two values, the constant and the attribute read.
     preds = [next(iter(g.predecessors(f"output:{j}"))) for j in range(4)]
     assert preds == ["node:6", "node:6", "const:0", "node:3"]
+
+
+def test_format_v1_file_keeps_loading() -> None:
+    """``golden/mlp_v1.ivy`` was written by format version 1 (``save(mlp_graph())``); every
+    later reader must load it to the same graph (its text form is the ``mlp.txt`` golden).
+    Never regenerate it: write a new golden for a new format version instead."""
+    graph = load(GOLDEN / "mlp_v1.ivy", native=False)
+    assert graph.meta.name == "mlp"
+    check_golden("mlp.txt", str(graph))

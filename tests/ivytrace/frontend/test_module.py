@@ -4,12 +4,11 @@ forwards on each backend (cross-checked against numpy), v= calls, tracing."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 
 import numpy as np
-import pytest
 
 import ivytrace.frontend as ivy
+from ivytrace.tracing import trace_graph
 
 
 class Network(ivy.Module):
@@ -138,18 +137,7 @@ def test_deepcopy_of_module():
     np.testing.assert_array_equal(other(x), net(x))
 
 
-_HAS_TRACER = importlib.util.find_spec("ivytrace.tracing") is not None
-
-
-def _tracer_or_skip():
-    try:
-        from ivytrace.tracing import trace_graph  # noqa: F401
-    except ImportError as exc:  # the tracer is another package's work
-        pytest.skip(f"ivytrace.tracing is not importable yet: {exc}")
-
-
 def test_trace_graph_method_torch(frameworks):
-    _tracer_or_skip()
     import torch
 
     with ivy.using_backend("torch"):
@@ -174,8 +162,6 @@ def test_trace_graph_method_torch(frameworks):
 
 
 def test_trace_graph_entry_point_accepts_a_module(frameworks):
-    _tracer_or_skip()
-    from ivytrace.tracing import trace_graph
 
     with ivy.using_backend("torch"):
         net = MLP()
