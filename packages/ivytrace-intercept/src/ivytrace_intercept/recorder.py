@@ -98,7 +98,6 @@ class Recorder:
     a view of a recording ndarray subclass); each returns other arrays unchanged."""
     frameworks: set[str] = field(default_factory=set)
     _guard_keys: set[Any] = field(default_factory=set)
-    _attr_reads: dict[tuple[int, str], Value] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.builder = GraphBuilder(self.name)
@@ -391,14 +390,12 @@ class Recorder:
             wrapped = self.wrap_array(val)
             self.values.set(wrapped, known)
             return wrapped
-        key = (owner.id, name)
         (v,) = self.builder.add_node(
             "ivytrace.getattr",
             (owner, name),
             out_specs=(spec_of(val),),
             meta=NodeMeta(source=self.source()),
         )
-        self._attr_reads[key] = v
         self.values.set(val, v)
         wrapped = self.wrap_array(val)
         self.values.set(wrapped, v)
