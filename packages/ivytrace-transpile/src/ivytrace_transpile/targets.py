@@ -68,6 +68,8 @@ LINALG: dict[str, tuple[str | None, str | None, str | None]] = {
     "qr": ("tensorflow.linalg.qr", "jax.numpy.linalg.qr", "numpy.linalg.qr"),
     "solve": ("tensorflow.linalg.solve", "jax.numpy.linalg.solve", "numpy.linalg.solve"),
     "pinv": ("tensorflow.linalg.pinv", "jax.numpy.linalg.pinv", "numpy.linalg.pinv"),
+    # (jax.scipy.linalg and scipy are outside the allowlist)
+    "expm": ("tensorflow.linalg.expm", None, None),
 }
 """Linear-algebra functions with one signature on every target (matrices in the last two
 axes, batched over the leading ones)."""
@@ -155,6 +157,14 @@ class Target:
             raise NotImplementedError(f"torch.fft.{kind} on tensorflow")
         root = "jax.numpy" if self.name == "jax" else "numpy"
         return native(f"{root}.fft.{kind}")(x, *args, **kwargs)
+
+    def nonzero(self, mask: Any) -> Any:
+        """The (k, rank) int64 coordinates of the True elements of ``mask``."""
+        raise NotImplementedError(f"{self.name} nonzero")
+
+    def boolean_mask(self, x: Any, mask: Any) -> Any:
+        """The elements of ``x`` where ``mask`` is True, flattened in order."""
+        raise NotImplementedError(f"{self.name} boolean_mask")
 
     def segment_reduce(self, kind: str, data: Any, ids: Any, num: int, dtype: str) -> Any:
         """``out[k] = reduce(data[i] for i with ids[i] == k)`` over the first axis of
@@ -321,6 +331,16 @@ class ArrayNamespaceTarget(Target):
 
     def getitem(self, x: Any, key: Any) -> Any:
         return x[key]
+
+    def nonzero(self, mask: Any) -> Any:
+        """The (k, rank) coordinates of the True elements, in row-major order (a shape that
+        depends on the values: eager only, it does not compile under jit)."""
+        return self.xp.argwhere(mask)
+
+    def boolean_mask(self, x: Any, mask: Any) -> Any:
+        """The elements of ``x`` where ``mask`` (same shape) is True, flattened in order
+        (eager only, like :meth:`nonzero`)."""
+        return x[mask]
 
     def pad(
         self, x: Any, pads: Sequence[tuple[Any, Any]], mode: str = "constant", value: Any = 0
@@ -760,6 +780,12 @@ class TensorFlowTarget(Target):
 
     def getitem(self, x: Any, key: Any) -> Any:
         return x[key]
+
+    def nonzero(self, mask: Any) -> Any:
+        return self.tf.where(mask)
+
+    def boolean_mask(self, x: Any, mask: Any) -> Any:
+        return self.tf.boolean_mask(x, mask)
 
     def pad(
         self, x: Any, pads: Sequence[tuple[Any, Any]], mode: str = "constant", value: Any = 0

@@ -7,6 +7,7 @@ from typing import Any
 
 from . import (
     torch_more,  # noqa: F401 - registers more rules (found missing by op_db)
+    torch_more2,  # noqa: F401 - scatters, selections, more linear algebra
     torch_nn,  # noqa: F401 - registers the nn rules into TORCH_RULES
 )
 from .table import RuleTable

@@ -1739,13 +1739,17 @@ def _linalg1(name: str):
         if UPLO != "L":
             rank = _rank(cx)
             x = t.transpose(x, [*range(rank - 2), rank - 1, rank - 2])
+        if name == "eigvalsh":
+            from .torch_more2 import _lower_symmetric
+
+            x = _lower_symmetric(cx, x, _rank(cx))
         return t.linalg(name, x)
 
     return r
 
 
 for _t, _n in {"linalg.det": "det", "det": "det", "linalg.inv": "inv", "inverse": "inv",
-               "linalg.eigvalsh": "eigvalsh", "linalg.pinv": "pinv", "pinverse": "pinv"}.items():  # fmt: skip
+               "linalg.eigvalsh": "eigvalsh"}.items():  # fmt: skip
     TORCH_RULES.add(
         [f"torch.{_t}"] + ([f"torch.Tensor.{_t}"] if "." not in _t else []), _linalg1(_n)
     )
@@ -1792,7 +1796,9 @@ def _eigh(cx, x, UPLO="L", *, out=None):
     if UPLO != "L":  # the upper triangle of x is the lower one of its transpose
         rank = _rank(cx)
         x = t.transpose(x, [*range(rank - 2), rank - 1, rank - 2])
-    w, v = t.linalg("eigh", x)
+    from .torch_more2 import _lower_symmetric
+
+    w, v = t.linalg("eigh", _lower_symmetric(cx, x, _rank(cx)))
     return w, v
 
 
