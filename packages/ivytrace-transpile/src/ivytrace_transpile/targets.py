@@ -792,10 +792,44 @@ class TensorFlowTarget(Target):
     ) -> Any:
         if mode == "constant":
             return self.tf.pad(x, [list(p) for p in pads], constant_values=value)
+        if mode in ("circular", "replicate", "edge", "wrap"):
+            return self._pad_by_slices(x, pads, mode in ("circular", "wrap"))
         tf_mode = {"reflect": "REFLECT", "symmetric": "SYMMETRIC"}.get(mode)
         if tf_mode is None:
             raise NotImplementedError(f"tensorflow has no {mode!r} padding")
         return self.tf.pad(x, [list(p) for p in pads], mode=tf_mode)
+
+    def _pad_by_slices(self, x: Any, pads: Sequence[tuple[Any, Any]], circular: bool) -> Any:
+        """Circular (wrap-around) or replicate (edge) padding, axis by axis, as slices
+        concatenated around ``x``."""
+        tf = self.tf
+        rank = len(x.shape)
+        for ax, (lo, hi) in enumerate(pads):
+            if not lo and not hi:
+                continue
+            n = int(x.shape[ax])
+
+            def part(a: int, b: int, x: Any = x, ax: int = ax) -> Any:
+                return x[tuple(slice(a, b) if d == ax else slice(None) for d in range(rank))]
+
+            reps = [1] * rank
+            parts = []
+            if lo:
+                if circular:
+                    parts.append(part(n - lo, n))
+                else:
+                    reps[ax] = lo
+                    parts.append(tf.tile(part(0, 1), reps))
+            parts.append(x)
+            if hi:
+                if circular:
+                    parts.append(part(0, hi))
+                else:
+                    reps = [1] * rank
+                    reps[ax] = hi
+                    parts.append(tf.tile(part(n - 1, n), reps))
+            x = tf.concat(parts, ax)
+        return x
 
     def tile(self, x: Any, reps: Sequence[Any]) -> Any:
         return self.tf.tile(x, list(reps))
@@ -871,6 +905,13 @@ class TensorFlowTarget(Target):
         transposes around it are left for the layout pass to cancel."""
         tf = self.tf
         nd = len(stride)
+        if nd == 3 and groups == 1:
+            xt = tf.transpose(x, [0, 2, 3, 4, 1])
+            if any(p != (0, 0) for p in pads):
+                xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]])
+            kern = tf.transpose(w, [2, 3, 4, 1, 0])  # OIDHW -> DHWIO
+            y = tf.nn.conv3d(xt, kern, [1, *stride, 1], "VALID", dilations=[1, *dilation, 1])
+            return tf.transpose(y, [0, 4, 1, 2, 3])
         if nd not in (1, 2):
             raise NotImplementedError(f"tensorflow conv with {nd} spatial dims")
         to_last = [0, *range(2, 2 + nd), 1]
@@ -903,8 +944,26 @@ class TensorFlowTarget(Target):
     def pool(self, kind, x, kernel, stride, pads, dilation=()) -> Any:
         tf = self.tf
         nd = len(kernel)
-        if nd != 2 or any(d != 1 for d in dilation):
-            raise NotImplementedError("tensorflow pooling: 2-d, undilated only")
+        if any(d != 1 for d in dilation):
+            raise NotImplementedError("tensorflow pooling: undilated only")
+        if nd == 1:  # as 2-d over a unit height
+            y = self.pool(kind, tf.expand_dims(x, 2), (1, *kernel), (1, *stride),
+                          [(0, 0), *pads], ())  # fmt: skip
+            return tf.squeeze(y, [2])
+        if nd == 3:
+            xt = tf.transpose(x, [0, 2, 3, 4, 1])
+            if any(p != (0, 0) for p in pads):
+                fill = float("-inf") if kind == "max" else 0.0
+                xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]], constant_values=fill)
+            if kind == "max":
+                y = tf.nn.max_pool3d(xt, list(kernel), list(stride), "VALID")
+            else:
+                y = tf.nn.avg_pool3d(xt, list(kernel), list(stride), "VALID") * float(
+                    kernel[0] * kernel[1] * kernel[2]
+                )
+            return tf.transpose(y, [0, 4, 1, 2, 3])
+        if nd != 2:
+            raise NotImplementedError(f"tensorflow pooling with {nd} spatial dims")
         xt = tf.transpose(x, [0, 2, 3, 1])
         if any(p != (0, 0) for p in pads):
             fill = float("-inf") if kind == "max" else 0.0

@@ -261,10 +261,11 @@ def _heaviside(cx, x, values):
     x, values = _cast_to(cx, x, dt), _arr(cx, values, dt)
     zero = t.asarray(0, dt)
     pos = _cast_to(cx, t.ew("greater", x, zero), dt)
+    shape = list(cx.out_spec().shape)
     return t.where(
-        t.ew("equal", x, zero),
-        t.broadcast_to(values, t.shape(pos)) if _ref_rank(cx.ref_args[1]) < _rank(cx) else values,
-        pos,
+        t.broadcast_to(t.ew("equal", x, zero), shape),
+        t.broadcast_to(values, shape),
+        t.broadcast_to(pos, shape),
     )
 
 
