@@ -54,7 +54,7 @@ def test_share_translated_right(sweep, target):
     assert share >= FLOOR[target], f"{target}: {100 * share:.1f}% right, below the floor"
 
 
-FLOOR = {"tensorflow": 0.6, "jax": 0.65}
+FLOOR = {"tensorflow": 0.75, "jax": 0.76}
 """Regression floors for the share translated right (the goal is 0.8); raise them as
 rules are added."""
 
