@@ -794,3 +794,64 @@ def _renorm(cx, x, p, dim, maxnorm):
     factor = t.where(t.ew("greater", norm, t.asarray(maxnorm, dt)),
                      maxnorm / (norm + 1e-7), t.asarray(1, dt))  # fmt: skip
     return x * factor
+
+
+# --------------------------------------------------------------- order statistics
+
+
+@rule("torch.quantile", "torch.Tensor.quantile", "torch.nanquantile", "torch.Tensor.nanquantile")
+def _quantile(cx, x, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """Sort (nan as +inf), then read the ranks ``q * (count - 1)`` with
+    ``take_along_axis``; quantile is nan where a slice holds nan, nanquantile where a
+    slice holds nothing else."""
+    t, dt = cx.target, cx.out_dtype()
+    rank = _rank(cx)
+    if dim is None or rank == 0:
+        xl = t.reshape(x, [-1])
+    else:
+        xl, _ = _to_last(cx, x, dim % rank, rank)
+    n = int(t.shape(xl)[-1])
+    nan = t.ew("isnan", xl)
+    xs = t.sort(t.where(nan, t.asarray(math.inf, dt), xl), -1)
+    valid = t.reduce("sum", _cast_to(cx, t.ew("logical_not", nan), dt), -1, True)  # (B..., 1)
+    q_arr = _is_array(q)
+    qv = _cast_to(cx, q, dt) if q_arr else t.asarray(float(q), dt)
+    if q_arr and _ref_rank(cx.ref_args[1]) == 1:
+        k = int(cx.ref_args[1].shape[0])
+        bshape = [int(v) for v in t.shape(xs)]
+        qv = t.reshape(qv, [k] + [1] * len(bshape))
+        xs = t.broadcast_to(t.expand_dims(xs, 0), [k, *bshape])
+        valid = t.expand_dims(valid, 0)
+    nanq = "nanquantile" in cx.node.op
+    count = valid if nanq else t.full([], float(n), dt)
+    pos = qv * (count - 1.0)
+    lo = t.ew("floor", pos)
+    hi = t.ew("ceil", pos)
+    clip = t.asarray(float(max(n - 1, 0)), dt)
+    zero = t.asarray(0.0, dt)
+    ilo = _cast_to(cx, t.ew("minimum", t.ew("maximum", lo, zero), clip), "int32")
+    ihi = _cast_to(cx, t.ew("minimum", t.ew("maximum", hi, zero), clip), "int32")
+    shape_i = [*[int(v) for v in t.shape(xs)][:-1], 1]
+    ilo, ihi = t.broadcast_to(ilo, shape_i), t.broadcast_to(ihi, shape_i)
+    vlo, vhi = t.take_along_axis(xs, ilo, -1), t.take_along_axis(xs, ihi, -1)
+    if interpolation == "linear":
+        w = pos - lo
+        r = t.where(t.ew("less", w, t.asarray(0.5, dt)), vlo + w * (vhi - vlo),
+                    vhi - (vhi - vlo) * (1.0 - w))  # fmt: skip
+    elif interpolation == "lower":
+        r = vlo
+    elif interpolation == "higher":
+        r = vhi
+    elif interpolation == "midpoint":
+        r = (vlo + vhi) * 0.5
+    elif interpolation == "nearest":
+        ir = _cast_to(cx, t.ew("minimum", t.ew("maximum", t.ew("round", pos), zero), clip), "int32")
+        r = t.take_along_axis(xs, t.broadcast_to(ir, shape_i), -1)
+    else:
+        raise NotImplementedError(f"quantile interpolation {interpolation!r}")
+    if nanq:
+        bad = t.ew("equal", valid, zero)
+    else:
+        bad = t.ew("less", valid, t.asarray(float(n), dt))
+    r = t.where(t.broadcast_to(bad, shape_i), t.asarray(math.nan, dt), r)
+    return t.reshape(r, list(cx.out_spec().shape))
