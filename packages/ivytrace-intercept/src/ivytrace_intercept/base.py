@@ -195,13 +195,10 @@ class PatchingInterceptor:
             result = self.run_quiet(call, args, kwargs)
             self.record_effect(name, args, kwargs)
             return result
-        rec.depth += 1  # looking at the arguments reads their (wrapped) .shape: not recorded
-        try:
+        with rec.not_recording():  # looking at the arguments reads their (wrapped) .shape
             symbolic = self.symbolic(args, kwargs)
             higher = not symbolic and higher_order(args, kwargs)
             tracked = not symbolic and not higher and self.any_tracked(args, kwargs)
-        finally:
-            rec.depth -= 1
         if symbolic:
             return self.passthrough(call, args, kwargs)
         if name.endswith(".__iter__") and args:
@@ -217,13 +214,10 @@ class PatchingInterceptor:
             # calls the functions make are recorded (and a decision on ``p`` guarded).
             return call(*args, **kwargs)
         result = self.run_quiet(call, args, kwargs)
-        rec.depth += 1
-        try:
+        with rec.not_recording():
             if not tracked and not self.record_untracked(name, args, kwargs, result):
                 return result
             flags = self.flags(name, call, args, kwargs)
-        finally:
-            rec.depth -= 1
         out = self.record(name, args, kwargs, result, **flags)
         if key is not None:
             self._props[key] = out
@@ -231,14 +225,10 @@ class PatchingInterceptor:
 
     def run_quiet(self, call: Callable[..., Any], args: tuple[Any, ...], kwargs: Any) -> Any:
         """Call the original with nothing inside recorded."""
-        rec = self.rec
         uargs = tuple(map_arg(a, self.unwrap) for a in args)
         ukwargs = {k: map_arg(v, self.unwrap) for k, v in kwargs.items()}
-        rec.depth += 1
-        try:
+        with self.rec.not_recording():
             return call(*uargs, **ukwargs)
-        finally:
-            rec.depth -= 1
 
     def record(
         self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any, **flags: Any
@@ -250,25 +240,19 @@ class PatchingInterceptor:
         rec = self.rec
         if name in LEAVING:
             flags = {"track_scalars": False, "guard_why": LEAVING[name], **flags}
-        rec.depth += 1
-        try:
+        with rec.not_recording():
             return rec.record_call(name, args, kwargs, result, **flags)
-        finally:
-            rec.depth -= 1
 
     def record_effect(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """A node with no outputs, kept for its effect (``numpy.random.seed(0)``)."""
         from ivytrace_ir import NodeMeta
 
         rec = self.rec
-        rec.depth += 1
-        try:
+        with rec.not_recording():
             ir_args = tuple(rec.to_ir(a) for a in args)
             ir_kwargs = {k: rec.to_ir(v) for k, v in kwargs.items()}
             meta = NodeMeta(source=rec.source(), effect=True)
             rec.builder.add_node(name, ir_args, ir_kwargs, (), None, meta)
-        finally:
-            rec.depth -= 1
 
     def iterate(self, arr: Any) -> Iterator[Any]:
         """``for row in x``: ``len(x)`` (guarded) items ``x[i]``, each recorded."""
@@ -332,8 +316,7 @@ class PatchingInterceptor:
         rec = self.rec
         reads = self._reads
         cur, live = owner, root
-        rec.depth += 1  # reading .shape/.dtype of the variable below is not a call to record
-        try:
+        with rec.not_recording():  # reading .shape/.dtype of the variable is not a call
             for i, (kind, key) in enumerate(path):
                 op = "ivytrace.getattr" if kind == "attr" else "ivytrace.getitem"
                 live = getattr(live, key) if kind == "attr" else live[key]
@@ -347,8 +330,6 @@ class PatchingInterceptor:
                     (v,) = rec.builder.add_node(op, (cur, key), out_specs=(spec,), meta=NodeMeta())
                     reads[cache_key] = v
                 cur = v
-        finally:
-            rec.depth -= 1
         rec.values.set(obj, cur)
         return cur
 

@@ -101,12 +101,19 @@ class Recorder:
 
     def __post_init__(self) -> None:
         self.builder = GraphBuilder(self.name)
+        self._quiet = _NotRecording(self)
 
     # ------------------------------------------------------------ state
     @property
     def recording(self) -> bool:
         """Whether a call seen now is an outermost call to record."""
         return self.depth == 0 and not self.finished
+
+    def not_recording(self) -> _NotRecording:
+        """``with rec.not_recording():`` -- calls made inside the block are not recorded (the
+        original of a recorded call, the recorder's own reads of ``.shape``). Nests; one
+        reusable object per recorder, so entering it costs two attribute updates."""
+        return self._quiet
 
     def source(self) -> SourceLoc | None:
         """The innermost frame that belongs to the user (not ivytrace, not a framework), or
@@ -216,13 +223,10 @@ class Recorder:
         wrapped (``.shape`` of a TensorFlow or JAX array), reading them here is not a call
         of the traced code.
         """
-        self.depth += 1
-        try:
+        with self._quiet:
             return self._record_call(
                 op, args, kwargs, result, generator, mutates, effect, track_scalars, guard_why
             )
-        finally:
-            self.depth -= 1
 
     def _record_call(
         self,
@@ -376,11 +380,8 @@ class Recorder:
         """A stateful object's attribute was read."""
         if not self.recording or name.startswith("__"):
             return val
-        self.depth += 1  # bookkeeping (see record_call)
-        try:
+        with self._quiet:  # bookkeeping (see record_call)
             return self._on_getattr(owner, name, val)
-        finally:
-            self.depth -= 1
 
     def _on_getattr(self, owner: Value, name: str, val: Any) -> Any:
         if framework_of(val) is None:
@@ -405,8 +406,7 @@ class Recorder:
         """A stateful object's attribute was written."""
         if not self.recording or name.startswith("__"):
             return
-        self.depth += 1  # bookkeeping (see record_call)
-        try:
+        with self._quiet:  # bookkeeping (see record_call)
             if callable(val) and framework_of(val) is None:
                 return
             self.builder.add_node(
@@ -414,8 +414,22 @@ class Recorder:
                 (owner, name, self.to_ir(val)),
                 meta=NodeMeta(source=self.source(), effect=True),
             )
-        finally:
-            self.depth -= 1
+
+
+class _NotRecording:
+    """The context manager :meth:`Recorder.not_recording` returns: raises the recorder's
+    depth while entered (a class, not a generator, as it runs around every recorded call)."""
+
+    __slots__ = ("rec",)
+
+    def __init__(self, rec: Recorder) -> None:
+        self.rec = rec
+
+    def __enter__(self) -> None:
+        self.rec.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.rec.depth -= 1
 
 
 def _identity(x: Any) -> Any:

@@ -301,11 +301,8 @@ class TorchInterceptor:
                 f"ivytrace cannot name the torch callable {func!r} (called at {src}: "
                 f"{src.code if src else ''}); it is not reachable from torch's public namespaces"
             )
-        rec.depth += 1
-        try:
+        with rec.not_recording():
             result = func(*args, **kwargs)
-        finally:
-            rec.depth -= 1
         self._op = name  # named by _refuse_made
         try:
             if name in _LEAVES_GRAPH:
