@@ -1,19 +1,31 @@
 """ivytrace-intercept: record one run of torch / tensorflow / jax / numpy code into a raw IR graph.
 
-Recording is per thread and patches nothing global: other threads using the
-frameworks meanwhile are neither recorded nor disturbed.
+Recording is per thread: other threads using the frameworks meanwhile are neither
+recorded nor disturbed. torch is hooked through a per-thread function mode and nothing of
+it is patched; numpy, TensorFlow and JAX have no such hook, so while a trace needs them
+their public callables and array classes are replaced, process-wide, by thin wrappers
+(:data:`REGISTRY`) that record only for the thread whose trace is active and otherwise
+call straight through; they are removed when the last trace using them ends.
+
+Each framework's interceptor follows the :class:`Interceptor` protocol and is found in the
+table :data:`INTERCEPTORS` (framework -> factory, its module imported lazily).
 """
 
 from .base import PatchingInterceptor, UnrecordedArrayWarning
 from .hints import source_hint
+from .interceptor import INTERCEPTORS, Interceptor, InterceptorFactory, ModuleBinder
 from .recorder import IdentityMap, Recorder, TraceError
 from .registry import REGISTRY, PatchRegistry
 from .scalars import TrackedFloat, TrackedInt, is_tracked_scalar, tracked_value
 from .trace import TraceResult, trace
 
 __all__ = [
+    "INTERCEPTORS",
     "REGISTRY",
     "IdentityMap",
+    "Interceptor",
+    "InterceptorFactory",
+    "ModuleBinder",
     "PatchRegistry",
     "PatchingInterceptor",
     "Recorder",

@@ -27,6 +27,7 @@ from ivytrace_ir import (
 )
 
 from .base import plain
+from .interceptor import Interceptor, ModuleBinder, interceptors_for
 from .recorder import Recorder, TraceError
 from .scalars import is_tracked_scalar, tracked_value
 from .stateful import recording_attributes
@@ -68,29 +69,6 @@ class TraceResult:
     """Generator output value id -> the value drawn while tracing."""
     output: Any
     """What the function returned while being traced."""
-
-
-def _interceptors(rec: Recorder, only: frozenset[str] | None = None) -> list[Any]:
-    """One interceptor per framework already imported in this process (none is imported
-    here that the traced code has not imported itself), restricted to ``only`` if given."""
-    out: list[Any] = []
-    if "torch" in sys.modules and (only is None or "torch" in only):
-        from .torch_interceptor import TorchInterceptor
-
-        out.append(TorchInterceptor(rec))
-    if "numpy" in sys.modules and (only is None or "numpy" in only):
-        from .numpy_interceptor import NumpyInterceptor
-
-        out.append(NumpyInterceptor(rec))
-    if "tensorflow" in sys.modules and (only is None or "tensorflow" in only):
-        from .tf_interceptor import TFInterceptor
-
-        out.append(TFInterceptor(rec))
-    if "jax" in sys.modules and (only is None or "jax" in only):
-        from .jax_interceptor import JaxInterceptor
-
-        out.append(JaxInterceptor(rec))
-    return out
 
 
 def _normalise_paths(idxs: Any) -> list[tuple[Any, ...]]:
@@ -270,8 +248,8 @@ def trace(
             rec.frameworks.add(v.spec.framework)  # type: ignore[union-attr]
         rec.values.set(leaf, v)
 
-    interceptors = _interceptors(rec, None if frameworks is None else frozenset(frameworks))
-    torch_icpt = next((i for i in interceptors if i.framework == "torch"), None)
+    interceptors = interceptors_for(rec, None if frameworks is None else frozenset(frameworks))
+    torch_icpt = _module_binder(interceptors, "torch")
     if module is not None and torch_icpt is not None:
         owner = b.add_external(module, "self")
         torch_icpt.bind_module(module, owner)
@@ -283,7 +261,7 @@ def trace(
         )
         rec.guard(flag, bool(module.training), "the module's training flag chose its behaviour")
     if keras_module is not None:
-        binder = _module_binder(interceptors, keras_module)
+        binder = _module_binder(interceptors, _keras_backend(keras_module))
         if binder is not None:
             binder.bind_module(keras_module, b.add_external(keras_module, "self"))
     for i, obj in enumerate(stateful or ()):
@@ -292,7 +270,7 @@ def trace(
         if torch_icpt is not None and _torch_module_of(obj) is not None:
             torch_icpt.bind_module(obj, owner)
         elif _keras_module_of(obj) is obj:
-            binder = _module_binder(interceptors, obj)
+            binder = _module_binder(interceptors, _keras_backend(obj))
             if binder is not None:
                 binder.bind_module(obj, owner)
 
@@ -345,15 +323,20 @@ def _code_of(fn: Any) -> frozenset[Any]:
     return frozenset() if code is None else frozenset({code})
 
 
-def _module_binder(interceptors: list[Any], module: Any) -> Any:
-    """The interceptor that binds the variables of a Keras layer / ``tf.Module``: the one of
+def _keras_backend(module: Any) -> str:
+    """The framework whose interceptor binds the variables of a Keras layer / ``tf.Module``:
     Keras's backend (TensorFlow unless Keras runs on JAX)."""
     keras = sys.modules.get("keras")
-    backend = "tensorflow"
     if keras is not None and isinstance(module, keras.layers.Layer):
-        backend = {"jax": "jax"}.get(keras.backend.backend(), "tensorflow")
+        return {"jax": "jax"}.get(keras.backend.backend(), "tensorflow")
+    return "tensorflow"
+
+
+def _module_binder(interceptors: list[Interceptor], framework: str) -> ModuleBinder | None:
+    """The interceptor of ``framework`` if it binds modules' weights."""
     return next(
-        (i for i in interceptors if i.framework == backend and hasattr(i, "bind_module")), None
+        (i for i in interceptors if i.framework == framework and isinstance(i, ModuleBinder)),
+        None,
     )
 
 
