@@ -1338,6 +1338,38 @@ _op(
     doc="Zero elements with probability prob (scaling the rest by 1/(1-prob)) when training.",
 )
 
+# linear algebra only the translation rules use: one signature on every target (matrices
+# in the last two axes, batched over the leading ones) ---------------------------------
+
+
+def _spd(*batch: int, n: int = 3, seed: int = 0) -> np.ndarray:
+    a = _f32(*batch, n, n, low=-1.0, high=1.0, seed=seed)
+    return (a @ np.swapaxes(a, -1, -2) + n * np.eye(n, dtype=np.float32)).astype(np.float32)
+
+
+def _ref_expm(a: np.ndarray) -> np.ndarray:
+    from scipy.linalg import expm
+
+    return np.asarray(expm(a), dtype=a.dtype)
+
+
+for _name, _tf, _samples, _ref in (
+    ("cholesky", "tensorflow.linalg.cholesky", lambda: (_s(_spd()), _s(_spd(2, seed=1))), np.linalg.cholesky),
+    ("slogdet", "tensorflow.linalg.slogdet", lambda: (_s(_wellcond()),), np.linalg.slogdet),
+    ("eigh", "tensorflow.linalg.eigh", lambda: (_s(_spd()),), np.linalg.eigh),
+    ("eigvalsh", "tensorflow.linalg.eigvalsh", lambda: (_s(_spd()),), np.linalg.eigvalsh),
+    ("qr", "tensorflow.linalg.qr", lambda: (_s(_wellcond()),), np.linalg.qr),
+    ("solve", "tensorflow.linalg.solve", lambda: (_s(_wellcond(), _f32(3, 2, seed=2)),), np.linalg.solve),
+    ("pinv", "tensorflow.linalg.pinv", lambda: (_s(_wellcond()),), np.linalg.pinv),
+):  # fmt: skip
+    _op(_name, "linalg", _natives(f"torch.linalg.{_name}", _tf, f"jax.numpy.linalg.{_name}",
+        f"numpy.linalg.{_name}"), _samples, _ref, tol=(1e-4, 1e-4), frontend=False,
+        doc=f"numpy.linalg.{_name}, batched.")  # fmt: skip
+# (jax.scipy.linalg and scipy are outside the allowlist: only tensorflow has a native expm)
+_op("expm", "linalg", _natives("torch.linalg.matrix_exp", "tensorflow.linalg.expm", None, None),
+    lambda: (_s(_f32(3, 3, low=-0.5, high=0.5)),), _ref_expm, tol=(1e-4, 1e-4), frontend=False,
+    doc="Matrix exponential, batched.")  # fmt: skip
+
 # elementwise ops only the translation rules use (not frontend functions yet) ----------
 
 

@@ -49,31 +49,6 @@ def native(name: str) -> Any:
     return obj
 
 
-LINALG: dict[str, tuple[str | None, str | None, str | None]] = {
-    # numpy's name: (tensorflow, jax, numpy), one signature for all three
-    "det": ("tensorflow.linalg.det", "jax.numpy.linalg.det", "numpy.linalg.det"),
-    "inv": ("tensorflow.linalg.inv", "jax.numpy.linalg.inv", "numpy.linalg.inv"),
-    "cholesky": (
-        "tensorflow.linalg.cholesky",
-        "jax.numpy.linalg.cholesky",
-        "numpy.linalg.cholesky",
-    ),
-    "slogdet": ("tensorflow.linalg.slogdet", "jax.numpy.linalg.slogdet", "numpy.linalg.slogdet"),
-    "eigh": ("tensorflow.linalg.eigh", "jax.numpy.linalg.eigh", "numpy.linalg.eigh"),
-    "eigvalsh": (
-        "tensorflow.linalg.eigvalsh",
-        "jax.numpy.linalg.eigvalsh",
-        "numpy.linalg.eigvalsh",
-    ),
-    "qr": ("tensorflow.linalg.qr", "jax.numpy.linalg.qr", "numpy.linalg.qr"),
-    "solve": ("tensorflow.linalg.solve", "jax.numpy.linalg.solve", "numpy.linalg.solve"),
-    "pinv": ("tensorflow.linalg.pinv", "jax.numpy.linalg.pinv", "numpy.linalg.pinv"),
-    # (jax.scipy.linalg and scipy are outside the allowlist)
-    "expm": ("tensorflow.linalg.expm", None, None),
-}
-"""Linear-algebra functions with one signature on every target (matrices in the last two
-axes, batched over the leading ones)."""
-
 _INT_DOWNCAST_32 = {
     "int64": "int32",
     "uint64": "uint32",
@@ -130,11 +105,11 @@ class Target:
             raise NotImplementedError(f"{self.name} has no elementwise {name!r}") from None
         return native(name_)(*args, **kwargs)
 
-    # ---- linear algebra and FFTs, from LINALG / FFT ------------------------------
+    # ---- linear algebra and FFTs ----------------------------------------------
     def linalg(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """The linear-algebra function ``name`` (numpy's name and signature; see
-        :data:`LINALG`)."""
-        found = LINALG.get(name, (None, None, None))[TARGETS.index(self.name)]
+        """The linear-algebra function ``name`` (numpy's name and signature), native name
+        from the op table (category ``linalg``)."""
+        found = optable.OPS[name].natives.get(self.name) if name in optable.OPS else None
         if found is None:
             raise NotImplementedError(f"{self.name} has no linalg {name!r} here")
         return native(found)(*args, **kwargs)
@@ -564,6 +539,8 @@ class TensorFlowTarget(Target):
         return tf.math.logical_or(neg, zero_neg)
 
     def ew_copysign(self, a: Any, b: Any) -> Any:
+        if isinstance(b, int | float):  # a Python number: its sign is known here
+            return -self.tf.math.abs(a) if math.copysign(1.0, b) < 0 else self.tf.math.abs(a)
         return self.tf.where(self.ew_signbit(b), -self.tf.math.abs(a), self.tf.math.abs(a))
 
     def _fminmax(self, fn: Any, a: Any, b: Any) -> Any:
