@@ -8,23 +8,17 @@ pytest imports every test module in every worker.
 
 from __future__ import annotations
 
-import threading
 import warnings
 
 import numpy as np
 import pytest
+from intercept_support import assert_names_resolve, ops
 
 from ivytrace_intercept import REGISTRY, UnrecordedArrayWarning, trace
 from ivytrace_ir import (
-    DEFAULT_ALLOWLIST,
-    PRIM_OPS,
     Const,
     GuardFailure,
-    TensorSpec,
     Value,
-    check_name,
-    resolve,
-    verify,
 )
 
 _ORIGINALS: dict[str, object] = {}
@@ -49,47 +43,11 @@ def keras(tf):
     return pytest.importorskip("keras")
 
 
-def ops(graph):
-    return [n.op for n in graph.nodes]
-
-
-def assert_names_resolve(graph):
-    for n in graph.nodes:
-        if n.op not in PRIM_OPS:
-            check_name(n.op, DEFAULT_ALLOWLIST)
-            resolve(n.op)
-
-
 def assert_untouched(tf):
     assert REGISTRY.installed() == {}
     assert tf.add is _ORIGINALS["add"] and tf.math.reduce_sum is _ORIGINALS["reduce_sum"]
     assert tf.Tensor.__add__ is _ORIGINALS["tensor_add"]
     assert ("__add__" in vars(_ORIGINALS["eager"])) is _ORIGINALS["eager_add"]
-
-
-def test_records_every_outermost_call_and_nothing_else(capsys, tf):
-    def fn(x, y):
-        z = x**y
-        print(z)
-        k = x * y
-        return tf.nn.softmax(z + k, axis=-1) + tf.math.reduce_mean(k)
-
-    g = trace(fn, (tf.constant([1.0, 2.0]), tf.constant([2.0, 3.0]))).graph
-    verify(g)
-    # softmax is one node: the TensorFlow calls made inside it are not recorded; print is not.
-    assert ops(g) == [
-        "tensorflow.Tensor.__pow__",
-        "tensorflow.Tensor.__mul__",
-        "tensorflow.Tensor.__add__",
-        "tensorflow.nn.softmax",
-        "tensorflow.math.reduce_mean",
-        "tensorflow.Tensor.__add__",
-    ]
-    assert "tf.Tensor" in capsys.readouterr().out
-    assert isinstance(g.outputs[0], Value)
-    assert g.input_names == ("x", "y")
-    assert_names_resolve(g)
-    assert_untouched(tf)
 
 
 def test_shape_values_are_tracked_not_baked(tf):
@@ -104,23 +62,6 @@ def test_shape_values_are_tracked_not_baked(tf):
     zeros = next(n for n in g.nodes if n.op == "tensorflow.zeros")
     assert isinstance(zeros.args[0], Value)
     assert_names_resolve(g)
-
-
-@pytest.mark.parametrize(
-    ("body", "reason"),
-    [
-        (lambda tf, x: x * 2 if tf.reduce_sum(x) > 0 else x, "truth of an array"),
-        (lambda tf, x: x[: len(x) // 2], "len()"),
-        (lambda tf, x: x * float(tf.reduce_mean(x)), "float()"),
-        (lambda tf, x: x * 2 if x.shape[0] > 3 else x, "comparison"),
-    ],
-)
-def test_python_decisions_become_guards(body, reason, tf):
-    g = trace(lambda x: body(tf, x), (tf.ones((4, 3)),)).graph
-    guards = [n for n in g.nodes if n.op == "ivytrace.guard"]
-    assert guards, "a decision taken in Python must leave a guard"
-    assert any(reason in n.meta.note for n in guards)
-    assert all(n.meta.source is not None and n.meta.source.line > 0 for n in guards)
 
 
 def test_numpy_of_a_tensor_stays_in_the_graph(tf):
@@ -168,33 +109,6 @@ def test_variable_assignments_are_effects_and_variables_are_never_baked(tf):
     assert_names_resolve(g)
 
 
-def test_stateful_variables_are_read_through_the_object(tf):
-    class Box:
-        pass
-
-    box = Box()
-    box.w = tf.Variable([2.0, 3.0])
-
-    def fn(b, x):
-        b.seen = x + 1
-        return x * b.w
-
-    g = trace(fn, (box, tf.ones(2)), arg_stateful_idxs=[[0]]).graph
-    assert [n.op for n in g.nodes if n.op.startswith("ivytrace.")] == [
-        "ivytrace.setattr",
-        "ivytrace.getattr",
-    ]
-    assert not g.constants and type(box) is Box
-
-
-def test_captured_global_tensors_become_constants(tf):
-    table = tf.range(3.0)
-
-    g = trace(lambda x: x + table, (tf.ones(3),)).graph
-    assert isinstance(g.nodes[0].args[1], Const)
-    assert g.constants[0].data is table
-
-
 def test_tf_function_calls_are_recorded_op_by_op(tf):
     @tf.function
     def inner(x):
@@ -226,57 +140,6 @@ def test_keras_layers_read_their_weights_from_the_model(tf, keras):
     assert reads.count("_kernel") == 2 and reads.count("bias") == 2
     assert {"tensorflow.matmul", "tensorflow.nn.relu", "tensorflow.nn.bias_add"} <= set(ops(g))
     assert g.arg_names == ("inputs",)
-    assert_names_resolve(g)
-
-
-def test_another_thread_is_neither_recorded_nor_disturbed(tf):
-    started, release = threading.Event(), threading.Event()
-    results = []
-
-    def other():
-        started.wait()
-        t = tf.add(tf.ones(2), 1)
-        results.append((float(tf.reduce_sum(t)), t.shape[0], len(t)))
-        release.set()
-
-    def fn(x):
-        started.set()
-        assert release.wait(10)
-        return x * 2
-
-    t = threading.Thread(target=other)
-    t.start()
-    g = trace(fn, (tf.ones(2),)).graph
-    t.join()
-    assert results == [(4.0, 2, 2)] and type(results[0][1]) is int
-    assert ops(g) == ["tensorflow.Tensor.__mul__"]
-    assert_untouched(tf)
-
-
-def test_a_failing_function_leaves_tensorflow_and_the_objects_as_they_were(tf):
-    class State:
-        pass
-
-    state = State()
-
-    def fn(s, x):
-        s.y = x * 2
-        raise ValueError("user bug")
-
-    with pytest.raises(ValueError, match="user bug") as info:
-        trace(fn, (state, tf.ones(2)), arg_stateful_idxs=[[0]])
-    assert any("ivytrace was tracing" in n for n in info.value.__notes__)
-    assert type(state) is State
-    assert_untouched(tf)
-    assert float(tf.add(tf.ones(1), 1)[0]) == 2.0
-
-
-def test_specs_record_shape_and_dtype(tf):
-    g = trace(lambda x: tf.cast(x, tf.float64), (tf.ones((2, 5)),)).graph
-    assert g.inputs[0].spec.framework == "tensorflow"
-    assert g.inputs[0].spec.shape == (2, 5) and g.inputs[0].spec.dtype == "float32"
-    assert isinstance(g.inputs[0].spec, TensorSpec)
-    assert g.nodes[0].outputs[0].spec.dtype == "float64"
     assert_names_resolve(g)
 
 
