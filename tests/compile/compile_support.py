@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import collections
-import os
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ Out = collections.namedtuple("Out", ["logits", "aux"])
 """An output class of the golden kitchen-sink graph (its module name shows in the source)."""
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
-UPDATE_GOLDEN = os.environ.get("IVYTRACE_UPDATE_GOLDEN") == "1"
 
 
 def call_tree(*args: TreeDef, **kwargs: TreeDef) -> TreeDef:
@@ -82,23 +80,6 @@ def mlp_graph(weights: list[tuple[Any, Any]], *, fw: str = "torch") -> Graph:
                 meta=loc(21 + 2 * i, "h = F.relu(h)", "forward", "/home/user/mlp.py"),
             )
     return b.build((h,), LEAF, call_tree(LEAF), GraphMeta("forward", fw)).replace(arg_names=("x",))
-
-
-def check_golden(name: str, text: str) -> None:
-    """Compare ``text`` with ``golden/<name>``; rewrite it when IVYTRACE_UPDATE_GOLDEN=1."""
-    path = GOLDEN / name
-    if UPDATE_GOLDEN or not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        if not UPDATE_GOLDEN:
-            raise AssertionError(f"golden file {path} was missing; written now, check it in")
-        return
-    expected = path.read_text()
-    assert text == expected, (
-        f"generated source differs from {path} "
-        "(rerun with IVYTRACE_UPDATE_GOLDEN=1 if the change is intended)\n"
-        f"--- expected\n{expected}\n--- got\n{text}"
-    )
 
 
 # A pair of ops (allowed in code, by name) that let a test watch a value being freed.

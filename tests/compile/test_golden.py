@@ -6,7 +6,8 @@ Regenerate after an intended change with ``IVYTRACE_UPDATE_GOLDEN=1 pytest tests
 from __future__ import annotations
 
 import torch
-from compile_support import INT, Out, check_golden, loc, mlp_graph, seed_graph, t32
+from compile_support import GOLDEN, INT, Out, loc, mlp_graph, seed_graph, t32
+from golden_support import check_golden
 
 from ivytrace_compile import compile_graph
 from ivytrace_ir import LEAF, GraphBuilder, GraphMeta, NodeMeta, SourceLoc, TreeDef
@@ -75,17 +76,17 @@ def kitchen_sink_graph():
 
 
 def test_golden_seed_graph():
-    check_golden("seed_fn.py.txt", compile_graph(seed_graph()).source)
+    check_golden(GOLDEN / "seed_fn.py.txt", compile_graph(seed_graph()).source)
 
 
 def test_golden_mlp():
     ws = [(torch.zeros(8, 4), torch.zeros(8)), (torch.zeros(2, 8), torch.zeros(2))]
-    check_golden("mlp_forward.py.txt", compile_graph(mlp_graph(ws)).source)
+    check_golden(GOLDEN / "mlp_forward.py.txt", compile_graph(mlp_graph(ws)).source)
 
 
 def test_golden_kitchen_sink_and_it_runs():
     cg = compile_graph(kitchen_sink_graph())
-    check_golden("kitchen_sink.py.txt", cg.source)
+    check_golden(GOLDEN / "kitchen_sink.py.txt", cg.source)
     x = torch.arange(12.0).reshape(4, 3)
     out = cg.fn(x, {"mask": torch.ones(4, 3), "mode": "mean"}, scale=torch.tensor(2.0), steps=2)
     assert type(out["out"]) is Out

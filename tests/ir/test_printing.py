@@ -6,11 +6,11 @@ Goldens live in ``tests/ir/golden``; regenerate them after an intended change wi
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from golden_support import check_golden
 from ir_support import Pair, Point, args_tree
 
 from ivytrace_ir import (
@@ -35,18 +35,6 @@ from ivytrace_ir import (
 )
 
 GOLDEN = Path(__file__).parent / "golden"
-UPDATE = os.environ.get("IVYTRACE_UPDATE_GOLDEN") == "1"
-
-
-def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if UPDATE:
-        path.write_text(text + "\n", encoding="utf-8")
-    assert path.exists(), f"{path} is missing; run with IVYTRACE_UPDATE_GOLDEN=1 to write it"
-    assert text + "\n" == path.read_text(encoding="utf-8"), (
-        f"{name} differs from its golden; if the change is intended, "
-        "rerun with IVYTRACE_UPDATE_GOLDEN=1 and review the diff"
-    )
 
 
 def mlp_graph() -> Graph:
@@ -138,17 +126,17 @@ def mixed_graph() -> Graph:
 @pytest.mark.parametrize("make", [mlp_graph, mixed_graph], ids=["mlp", "mixed"])
 def test_text_form_matches_golden(make) -> None:
     graph = verify(make())
-    check_golden(f"{graph.meta.name}.txt", str(graph))
+    check_golden(GOLDEN / f"{graph.meta.name}.txt", str(graph) + "\n")
 
 
 def test_text_form_without_source_lines() -> None:
     text = format_graph(mlp_graph(), source=False)
     assert "model.py" not in text
-    check_golden("mlp_nosource.txt", text)
+    check_golden(GOLDEN / "mlp_nosource.txt", text + "\n")
 
 
 def test_dot_matches_golden() -> None:
-    check_golden("mlp.dot", to_dot(mlp_graph()))
+    check_golden(GOLDEN / "mlp.dot", to_dot(mlp_graph()) + "\n")
 
 
 def test_dot_escapes_quotes_in_names() -> None:
@@ -193,4 +181,4 @@ def test_format_v1_file_keeps_loading() -> None:
     Never regenerate it: write a new golden for a new format version instead."""
     graph = load(GOLDEN / "mlp_v1.ivy", native=False)
     assert graph.meta.name == "mlp"
-    check_golden("mlp.txt", str(graph))
+    check_golden(GOLDEN / "mlp.txt", str(graph) + "\n")
