@@ -1,14 +1,19 @@
 """The import-boundary check: the [tool.importlinter] contracts of the root pyproject.toml
-pass on the tree and catch violations planted in a copy of it; and no framework import in
-ivytrace_ir, ivytrace_passes or ivytrace_compile runs at module import time."""
+pass on the tree and catch violations planted in a copy of it; no framework import in
+ivytrace_ir, ivytrace_passes or ivytrace_compile runs at module import time; and the code
+that must work without a framework (importing those packages, building, printing, saving
+and loading a torch graph without running it, the op table, the frontend on numpy) imports
+none in a fresh process."""
 
 from __future__ import annotations
 
 import ast
+import json
 import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -151,3 +156,59 @@ def test_no_framework_import_runs_at_import_time(package: str) -> None:
         if mod in FRAMEWORKS
     ]
     assert offenders == []
+
+
+# ---------------------------------------------------------------- in a fresh process
+PROBED = ("torch", "tensorflow", "jax", "keras", "transformers", "flax", "tf_keras")
+
+
+def imported_frameworks(code: str) -> list[str]:
+    """The frameworks in ``sys.modules`` after ``code`` runs in a fresh interpreter."""
+    probe = textwrap.dedent(code) + textwrap.dedent(
+        f"""
+        import json, sys
+        print(json.dumps(sorted(m for m in {PROBED!r} if m in sys.modules)))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_probe_would_notice_a_framework() -> None:
+    assert imported_frameworks("import ivytrace_ir, torch") == ["torch"]
+
+
+_NO_FRAMEWORK = {
+    **{f"import {m}": f"import {m}" for m in FRAMEWORK_FREE},
+    "a torch graph built, printed, saved and loaded without running it": """
+        import tempfile, os
+        import numpy as np
+        from ivytrace_ir import *
+        b = GraphBuilder("g")
+        spec = TensorSpec("torch", "float32", (2,))
+        x = b.add_input(spec, "x")
+        c = b.add_constant(np.ones(2, np.float32), spec, "w")
+        (y,) = b.add_node("torch.add", (x, c), {"alpha": 2}, (spec,))
+        (z,) = b.add_node("torch.Tensor.to", (y,), {"dtype": Symbol("torch.float16")}, (spec,))
+        g = verify(b.build((z,), LEAF, in_tree=TreeDef("tuple", (TreeDef("tuple", (LEAF,)), TreeDef("dict")))))
+        str(g); to_dot(g)
+        path = os.path.join(tempfile.mkdtemp(), "g.ivy")
+        g2 = load(save(g, path), native=False)
+        assert g2.ops == ("torch.add", "torch.Tensor.to")
+    """,
+    "the op table and its sample inputs": """
+        import ivytrace_transpile.optable as t
+        [o.sample_inputs() for o in t.unique_ops()]
+    """,
+    "the frontend on numpy": """
+        import ivytrace.frontend as ivy
+        x = ivy.array([1., 2.]); ivy.sum(x); ivy.Container(a=x)
+        assert type(x).__module__ == "numpy"
+    """,
+}
+
+
+@pytest.mark.parametrize("code", list(_NO_FRAMEWORK.values()), ids=list(_NO_FRAMEWORK))
+def test_code_that_needs_no_framework_imports_none(code: str) -> None:
+    assert imported_frameworks(code) == []
