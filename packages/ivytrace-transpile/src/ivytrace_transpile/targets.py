@@ -81,6 +81,10 @@ class Target:
         """The native dtype object for a canonical dtype name."""
         raise NotImplementedError
 
+    def shape(self, x: Any) -> tuple[Any, ...]:
+        """The sizes of ``x`` (tracked while tracing: a translated graph reads them anew)."""
+        return tuple(x.shape)
+
     # ---- elementwise, from the tables ---------------------------------------
     @functools.cached_property
     def _elementwise(self) -> dict[str, Any]:
@@ -262,9 +266,6 @@ class ArrayNamespaceTarget(Target):
 
     def cast(self, x: Any, dtype: str) -> Any:
         return x.astype(self.dtype(dtype))
-
-    def shape(self, x: Any) -> tuple[Any, ...]:
-        return tuple(x.shape)
 
     # manipulation
     def reshape(self, x: Any, shape: Sequence[Any]) -> Any:
@@ -708,9 +709,6 @@ class TensorFlowTarget(Target):
 
     def cast(self, x: Any, dtype: str) -> Any:
         return self.tf.cast(x, self.dtype(dtype))
-
-    def shape(self, x: Any) -> tuple[Any, ...]:
-        return tuple(x.shape)
 
     def reshape(self, x: Any, shape: Sequence[Any]) -> Any:
         return self.tf.reshape(x, list(shape))

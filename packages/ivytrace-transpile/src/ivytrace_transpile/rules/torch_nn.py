@@ -354,6 +354,17 @@ def _conv(cx, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return t.squeeze(y, 0) if unbatched else y
 
 
+def _pool_setup(cx, family: str, x: Any, kernel_size: Any, stride: Any) -> tuple:
+    """(spatial rank, unbatched?, x with a batch dim, kernel, stride) of a pooling call."""
+    nd = int(cx.node.op.split(family)[1][0])
+    unbatched = _rank(cx) == nd + 1
+    if unbatched:
+        x = cx.target.expand_dims(x, 0)
+    k = _tuple(kernel_size, nd)
+    s = _tuple(stride if stride not in (None, []) else kernel_size, nd)
+    return nd, unbatched, x, k, s
+
+
 def _pool_pads(cx, kernel, stride, padding, ceil_mode, nd, dilation=None):
     pads = [(p, p) for p in _tuple(padding, nd)]
     if ceil_mode:
@@ -379,12 +390,7 @@ def _max_pool(cx, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=
     if return_indices:
         raise NotImplementedError("max_pool with return_indices")
     t = cx.target
-    nd = int(cx.node.op.split("max_pool")[1][0])
-    unbatched = _rank(cx) == nd + 1
-    if unbatched:
-        x = t.expand_dims(x, 0)
-    k = _tuple(kernel_size, nd)
-    s = _tuple(stride if stride not in (None, []) else kernel_size, nd)
+    nd, unbatched, x, k, s = _pool_setup(cx, "max_pool", x, kernel_size, stride)
     d = _tuple(dilation, nd)
     y = t.pool("max", x, k, s, _pool_pads(cx, k, s, padding, ceil_mode, nd, d), d)
     return t.squeeze(y, 0) if unbatched else y
@@ -395,12 +401,7 @@ def _max_pool(cx, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=
 def _avg_pool(cx, x, kernel_size, stride=None, padding=0, ceil_mode=False,
               count_include_pad=True, divisor_override=None):  # fmt: skip
     t = cx.target
-    nd = int(cx.node.op.split("avg_pool")[1][0])
-    unbatched = _rank(cx) == nd + 1
-    if unbatched:
-        x = t.expand_dims(x, 0)
-    k = _tuple(kernel_size, nd)
-    s = _tuple(stride if stride not in (None, []) else kernel_size, nd)
+    nd, unbatched, x, k, s = _pool_setup(cx, "avg_pool", x, kernel_size, stride)
     pads = _pool_pads(cx, k, s, padding, ceil_mode, nd)
     total = t.pool("sum", x, k, s, pads)
     if divisor_override:
