@@ -214,3 +214,23 @@ def test_translated_graph_is_an_ordinary_graph_that_saves(tmp_path):
     ir.save(tn.graph, path)
     back = ir.load(path)
     assert back.ops == tn.graph.ops
+
+
+def test_rules_that_depend_on_sizes_guard_them_instead_of_baking():
+    def f(x, y):
+        return torch.nn.functional.adaptive_avg_pool2d(x, 2), y.unbind(1), y.squeeze()
+
+    x, y = torch.randn(2, 3, 8, 4), torch.randn(2, 3, 1)
+    tn = ivy.transpile(f, target="numpy", args=(x, y))
+    tgt = it.get_target("numpy")
+    x2, y2 = torch.randn(5, 3, 8, 4), torch.randn(5, 3, 1)  # other batch: right
+    got = tn(to_target(x2, tgt), to_target(y2, tgt))
+    np.testing.assert_allclose(got[0], f(x2, y2)[0].numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[2], f(x2, y2)[2].numpy())
+    for bx, by in (
+        (torch.randn(2, 3, 12, 4), y),  # other pooling windows
+        (x, torch.randn(2, 4, 1)),  # another number of unbound results
+        (x, torch.randn(2, 3, 2)),  # an axis squeeze would keep
+    ):
+        with pytest.raises(ivy.GuardFailure):
+            tn(to_target(bx, tgt), to_target(by, tgt))

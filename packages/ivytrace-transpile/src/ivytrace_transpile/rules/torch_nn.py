@@ -132,7 +132,8 @@ def _threshold(cx, x, threshold, value, inplace=False):
 
 @rule("torch.nn.functional.glu")
 def _glu(cx, x, dim=-1):
-    a, b = cx.target.split(x, [cx.ref_args[0].shape[dim] // 2] * 2, _axes(dim, _rank(cx)))
+    half = cx.target.shape(x)[dim] // 2  # tracked: recomputed for new sizes
+    a, b = cx.target.split(x, [half, half], _axes(dim, _rank(cx)))
     return a * cx.target.ew("sigmoid", b)
 
 
@@ -313,7 +314,8 @@ def _embedding(cx, ids, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 @rule("torch.nn.functional.one_hot")
 def _one_hot(cx, x, num_classes=-1):
     t = cx.target
-    n = cx.ref_out.shape[-1]
+    # -1: as many classes as the data says (the largest index + 1), computed by the graph
+    n = num_classes if num_classes >= 0 else t.reduce("max", x) + 1
     return _cast_to(
         cx, t.ew("equal", t.expand_dims(x, -1), t.arange(0, n, 1, cx.out_dtype())), cx.out_dtype()
     )
@@ -365,10 +367,16 @@ def _pool_setup(cx, family: str, x: Any, kernel_size: Any, stride: Any) -> tuple
     return nd, unbatched, x, k, s
 
 
-def _pool_pads(cx, kernel, stride, padding, ceil_mode, nd, dilation=None):
+def _spatial(cx, x, nd: int) -> list[int]:
+    """The trailing ``nd`` sizes of ``x`` as Python ints, each guarded in the graph (a rule
+    that computes with them is right only for these sizes)."""
+    return [int(n) for n in cx.target.shape(x)[-nd:]]
+
+
+def _pool_pads(cx, x, kernel, stride, padding, ceil_mode, nd, dilation=None):
     pads = [(p, p) for p in _tuple(padding, nd)]
     if ceil_mode:
-        shape = cx.ref_args[0].shape[-nd:]
+        shape = _spatial(cx, x, nd)
         dilation = dilation or (1,) * nd
         new = []
         for (lo, hi), n, k, s, d in zip(pads, shape, kernel, stride, dilation):
@@ -392,7 +400,7 @@ def _max_pool(cx, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=
     t = cx.target
     nd, unbatched, x, k, s = _pool_setup(cx, "max_pool", x, kernel_size, stride)
     d = _tuple(dilation, nd)
-    y = t.pool("max", x, k, s, _pool_pads(cx, k, s, padding, ceil_mode, nd, d), d)
+    y = t.pool("max", x, k, s, _pool_pads(cx, x, k, s, padding, ceil_mode, nd, d), d)
     return t.squeeze(y, 0) if unbatched else y
 
 
@@ -402,14 +410,14 @@ def _avg_pool(cx, x, kernel_size, stride=None, padding=0, ceil_mode=False,
               count_include_pad=True, divisor_override=None):  # fmt: skip
     t = cx.target
     nd, unbatched, x, k, s = _pool_setup(cx, "avg_pool", x, kernel_size, stride)
-    pads = _pool_pads(cx, k, s, padding, ceil_mode, nd)
+    pads = _pool_pads(cx, x, k, s, padding, ceil_mode, nd)
     total = t.pool("sum", x, k, s, pads)
     if divisor_override:
         y = total / float(divisor_override)
     elif (count_include_pad and not ceil_mode) or all(p == (0, 0) for p in pads):
         y = total / float(math.prod(k))
     else:
-        ones = t.full([1, 1, *cx.ref_args[0].shape[-nd:]], 1.0, cx.out_dtype())
+        ones = t.full([1, 1, *_spatial(cx, x, nd)], 1.0, cx.out_dtype())
         if count_include_pad:
             sym = [(p, p) for p in _tuple(padding, nd)]
             ones = t.pad(ones, [(0, 0), (0, 0), *sym], "constant", 1.0)
@@ -428,19 +436,14 @@ def _adaptive_pool(cx, x, output_size, return_indices=False):
     t = cx.target
     kind = "max" if "max" in cx.node.op else "avg"
     nd = int(cx.node.op.split("pool")[1][0])
-    ref = cx.ref_args[0]
-    in_sizes = ref.shape[-nd:]
-    out_sizes = [
-        i if o is None else o
-        for o, i in zip(
-            _tuple(output_size, nd) if output_size is not None else (None,) * nd, in_sizes
-        )
-    ]
     if return_indices:
         raise NotImplementedError("adaptive pooling with return_indices")
-    if all(o == 1 for o in out_sizes):
+    wanted = _tuple(output_size, nd) if output_size is not None else (None,) * nd
+    if all(o == 1 for o in wanted):  # global pooling: right for any input size
         axes = tuple(range(-nd, 0))
         return t.reduce("max" if kind == "max" else "mean", x, axes, True)
+    in_sizes = _spatial(cx, x, nd)  # the windows depend on the sizes: guarded
+    out_sizes = [i if o is None else o for o, i in zip(wanted, in_sizes)]
     if any(i % o for i, o in zip(in_sizes, out_sizes)):
         raise NotImplementedError("adaptive pooling to a size that does not divide the input")
     unbatched = _rank(cx) == nd + 1

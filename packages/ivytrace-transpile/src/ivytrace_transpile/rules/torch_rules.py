@@ -526,12 +526,14 @@ def _unsqueeze(cx, x, dim):
 
 @rule("torch.squeeze", "torch.Tensor.squeeze")
 def _squeeze(cx, x, dim=None):
-    ref = cx.ref_args[0]
+    # ``size == 1`` on the target's tracked sizes: each decision is guarded in the graph
+    shape = cx.target.shape(x)
+    rank = len(shape)
     if dim is None:
-        axes = tuple(i for i, s in enumerate(ref.shape) if s == 1)
+        axes = tuple(i for i, s in enumerate(shape) if s == 1)
     else:
         dims = dim if isinstance(dim, list | tuple) else (dim,)
-        axes = tuple(d % max(ref.dim(), 1) for d in dims if ref.dim() and ref.shape[d] == 1)
+        axes = tuple(d % max(rank, 1) for d in dims if rank and shape[d] == 1)
     if not axes:
         return x
     return cx.target.squeeze(x, axes)
@@ -576,7 +578,7 @@ def _chunk(cx, x, chunks, dim=0):
 @rule("torch.unbind", "torch.Tensor.unbind")
 def _unbind(cx, x, dim=0):
     ax = _axes(dim, _rank(cx))
-    n = cx.ref_args[0].shape[ax]
+    n = int(cx.target.shape(x)[ax])  # the number of results: guarded in the graph
     return tuple(cx.target.getitem(x, (*(slice(None),) * ax, i)) for i in range(n))
 
 
