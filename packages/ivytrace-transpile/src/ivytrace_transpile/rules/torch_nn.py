@@ -368,9 +368,8 @@ def _pool_setup(cx, family: str, x: Any, kernel_size: Any, stride: Any) -> tuple
 
 
 def _spatial(cx, x, nd: int) -> list[int]:
-    """The trailing ``nd`` sizes of ``x`` as Python ints, each guarded in the graph (a rule
-    that computes with them is right only for these sizes)."""
-    return [int(n) for n in cx.target.shape(x)[-nd:]]
+    """The trailing ``nd`` sizes of ``x`` as Python ints, guarded (``cx.static_shape``)."""
+    return list(cx.static_shape(x)[-nd:])
 
 
 def _pool_pads(cx, x, kernel, stride, padding, ceil_mode, nd, dilation=None):
