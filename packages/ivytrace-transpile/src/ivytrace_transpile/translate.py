@@ -116,13 +116,14 @@ class RuleContext:
             .strip("'>")
         )
 
-    def static_shape(self, x: Any) -> tuple[int, ...]:
-        """The sizes of target array ``x`` as plain ints, each guarded in the translated
-        graph: for a rule whose computation depends on the sizes (window counts, result
+    def static_shape(self, x: Any, dims: Any = None) -> tuple[int, ...]:
+        """The sizes of target array ``x`` (of ``dims`` only, if given) as plain ints, each
+        guarded in the translated graph: for a rule whose computation depends on the sizes (window counts, result
         counts). Prefer ``target.shape(x)`` (tracked, recomputed per call) where Python
         arithmetic on the sizes is enough; never the example's sizes (``ref_args``), which
         would be baked unguarded."""
-        return tuple(int(n) for n in self.target.shape(x))
+        shape = self.target.shape(x)
+        return tuple(int(shape[d]) for d in (range(len(shape)) if dims is None else dims))
 
     def ref_dtype(self, arg: Any) -> str | None:
         """The canonical dtype of a source-side argument value, if it is an array."""

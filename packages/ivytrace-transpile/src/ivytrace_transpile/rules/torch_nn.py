@@ -369,7 +369,7 @@ def _pool_setup(cx, family: str, x: Any, kernel_size: Any, stride: Any) -> tuple
 
 def _spatial(cx, x, nd: int) -> list[int]:
     """The trailing ``nd`` sizes of ``x`` as Python ints, guarded (``cx.static_shape``)."""
-    return list(cx.static_shape(x)[-nd:])
+    return list(cx.static_shape(x, range(-nd, 0)))
 
 
 def _pool_pads(cx, x, kernel, stride, padding, ceil_mode, nd, dilation=None):
