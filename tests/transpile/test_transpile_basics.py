@@ -114,12 +114,6 @@ def test_a_wrong_rule_is_caught_by_validation_with_the_users_line():
     assert all(c.ok for c in tr.checks)
 
 
-def test_training_mode_is_refused_before_anything_runs():
-    net = Network()
-    with pytest.raises(ivy.TranspileError, match="training mode"):
-        ivy.transpile(net, target="jax", args=(torch.randn(3),))
-
-
 def test_unknown_target():
     with pytest.raises(ValueError, match="unknown target"):
         ivy.transpile(_fn, target="mxnet")

@@ -10,16 +10,28 @@ callables.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ivytrace_compile import CompiledGraph, compile_graph
 from ivytrace_intercept import trace
-from ivytrace_ir import GuardFailure, flatten, framework_of, from_numpy, map_arg, spec_of, to_numpy
+from ivytrace_ir import (
+    GuardFailure,
+    Value,
+    flatten,
+    framework_of,
+    from_numpy,
+    map_arg,
+    spec_of,
+    to_numpy,
+)
 from ivytrace_passes import default_pipeline, run_pipeline
 
 from .errors import TranspileError
+from .outputs import DEFAULT_OUTPUT_DIR, write_package
 from .rules import rules_for
 from .targets import TARGETS, get_target
 from .translate import Translation, translate_graph
@@ -62,8 +74,10 @@ class TranslatedCallable:
         lazy: bool,
         validate: bool = True,
         name: str | None = None,
+        output_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self._fn = fn
+        self.output_dir = output_dir
         self.target = target
         self.source_framework = source
         self.lazy = lazy
@@ -81,6 +95,7 @@ class TranslatedCallable:
         )
         with _no_grad(self.source_framework):
             res = trace(self._fn, src_args, src_kwargs, name=self.__name__)
+            _refuse_training_dependence(self._fn, res.graph)
             graph = run_pipeline(res.graph, default_pipeline(array_caching=False, drawn=res.drawn))
             tr = translate_graph(
                 graph,
@@ -94,7 +109,24 @@ class TranslatedCallable:
         entry = (tr, compiled)
         self._entries[_signature(args, kwargs, self.target)] = entry
         self._last = entry
+        if self.output_dir is not None:
+            self.save(self.output_dir)
         return tr
+
+    # ---- writing
+    def save(
+        self, directory: str | os.PathLike[str] = DEFAULT_OUTPUT_DIR, name: str | None = None
+    ) -> Path:
+        """Write the latest translation as an importable package of the target framework,
+        ``directory/<name>/`` (default ``Translated_Outputs/<class>_<target>/`` in the cwd):
+        ``model.py`` (readable source; a Keras layer for tensorflow, ``forward`` and
+        ``load_params`` for jax and numpy), ``weights.safetensors`` in the target's layout,
+        ``__init__.py`` and a README. Returns the package's folder."""
+        if self._last is None:
+            raise TranspileError(
+                f"{self.__name__!r} is lazy and has not been called yet: nothing to save"
+            )
+        return write_package(self, directory, name)
 
     # ---- running
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -169,6 +201,35 @@ class _no_grad:
             self._ctx.__exit__(*exc)
 
 
+def _refuse_training_dependence(fn: Any, graph: Any) -> None:
+    """A torch module in training mode whose trace depends on the mode is refused: a call
+    with ``training=True`` (dropout drawing a mask, batch norm on batch statistics) or an
+    in-place update of the module's state (running statistics, ``num_batches_tracked``).
+    Anything else reads the same in both modes and is translated."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(fn, torch.nn.Module) or not fn.training:
+        return
+    producer = {v.id: n for n in graph.nodes for v in n.outputs}
+    found: list[str] = []
+    for n in graph.nodes:
+        state_write = any(
+            isinstance(a, Value)
+            and a.id in producer
+            and producer[a.id].op in ("ivytrace.getitem", "ivytrace.getattr")
+            for pos in n.meta.mutates
+            for a in n.args[pos : pos + 1]
+        )
+        if dict(n.kwargs).get("training") is True or state_write:
+            where = f" at {n.meta.source}: {n.meta.source.code}" if n.meta.source else ""
+            found.append(f"  {n.op}{where}")
+    if found:
+        raise TranspileError(
+            f"{type(fn).__name__} is in training mode and its trace depends on it (random "
+            "dropout masks, batch statistics, running-stat updates); call .eval() before "
+            "translating:\n" + "\n".join(dict.fromkeys(found))
+        )
+
+
 def _source_of(obj: Any) -> str:
     torch = sys.modules.get("torch")
     if torch is not None:
@@ -183,7 +244,9 @@ def _source_of(obj: Any) -> str:
     return "torch"
 
 
-def _class_translation(cls: type, target: str, source: str, validate: bool) -> type:
+def _class_translation(
+    cls: type, target: str, source: str, validate: bool, output_dir: Any = None
+) -> type:
     """A class of the target framework taking ``cls``'s constructor arguments: each
     instance builds the source module and translates it on its first call."""
 
@@ -193,7 +256,14 @@ def _class_translation(cls: type, target: str, source: str, validate: bool) -> t
             module.eval()
         self._module = module
         TranslatedCallable.__init__(
-            self, module, target, source, lazy=True, validate=validate, name=cls.__name__
+            self,
+            module,
+            target,
+            source,
+            lazy=True,
+            validate=validate,
+            name=cls.__name__,
+            output_dir=output_dir,
         )
 
     return type(
@@ -214,6 +284,7 @@ def transpile(
     args: tuple[Any, ...] | list[Any] | None = None,
     kwargs: dict[str, Any] | None = None,
     validate: bool = True,
+    output_dir: str | os.PathLike[str] | None = None,
 ) -> Any:
     """Translate torch code into ``target`` (``"tensorflow"``, ``"jax"`` or ``"numpy"``).
 
@@ -224,12 +295,25 @@ def transpile(
 
     With ``args``/``kwargs`` (example inputs, of any framework) the translation is made
     and validated now; without, on the first call. Several objects give a tuple.
+
+    With ``output_dir`` each translation is also written there as a package of the target
+    framework (see :meth:`TranslatedCallable.save`); by default nothing is written.
+    A module in training mode is translated unless its trace depends on the mode (a
+    dropout that draws, batch norm on batch statistics): then call ``.eval()`` first.
     """
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     if len(objs) != 1:
         return tuple(
-            transpile(o, source=source, target=target, args=args, kwargs=kwargs, validate=validate)
+            transpile(
+                o,
+                source=source,
+                target=target,
+                args=args,
+                kwargs=kwargs,
+                validate=validate,
+                output_dir=output_dir,
+            )
             for o in objs
         )
     (obj,) = objs
@@ -239,19 +323,13 @@ def transpile(
             f"translating from {src} is not built yet: the rule table covers torch code"
         )
     if isinstance(obj, type):
-        return _class_translation(obj, target, src, validate)
+        return _class_translation(obj, target, src, validate, output_dir)
     if not callable(obj):
         raise TypeError(
             f"transpile takes a function, module or class, not {type(obj).__qualname__}"
         )
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(obj, torch.nn.Module) and obj.training:
-        raise TranspileError(
-            f"{type(obj).__name__} is in training mode; call .eval() before translating "
-            "(dropout and batch statistics would be random or data-dependent)"
-        )
     lazy = args is None and kwargs is None
-    tc = TranslatedCallable(obj, target, src, lazy=lazy, validate=validate)
+    tc = TranslatedCallable(obj, target, src, lazy=lazy, validate=validate, output_dir=output_dir)
     if not lazy:
         tc.translate(tuple(args or ()), dict(kwargs or {}))
     return tc

@@ -1,0 +1,284 @@
+"""A translation written out as a Python package of the target framework.
+
+``write_package(translated, directory)`` writes ``<directory>/<name>/``:
+
+- ``model.py``: ``forward(params, *inputs)``, the translated code as standalone source
+  (``ivytrace_compile.standalone``: it imports its framework by module and holds no live
+  objects), and what loads the weights beside it:
+
+  - tensorflow: a ``keras.layers.Layer`` subclass named like the torch class, whose
+    weights are variables named by the ``state_dict`` keys (parameters trainable,
+    buffers not) and whose ``call`` runs ``forward``;
+  - jax and numpy: ``load_params()``, the params as a dict by ``state_dict`` key (a
+    pytree: ``jax.jit(forward)(params, x)`` and ``jax.grad`` take it as it is);
+
+- ``weights.safetensors``: the parameters and buffers, already in the target's layout
+  (HWIO kernels for tensorflow); ``constants.safetensors`` when the code holds constants
+  too large to write as literals;
+- ``__init__.py`` and a ``README.md`` saying how to load it.
+
+Nothing in the package imports torch or ivytrace. The files depend only on the translation:
+no time stamps, paths or ids, keys in sorted order, so writing twice gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ivytrace_compile.standalone import (
+    IMPORT_ALIASES,
+    StandaloneSource,
+    generate_standalone,
+    sort_imports,
+)
+from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef, to_numpy
+
+from .errors import TranspileError
+
+__all__ = ["DEFAULT_OUTPUT_DIR", "PackageFiles", "render_package", "write_package"]
+
+DEFAULT_OUTPUT_DIR = "Translated_Outputs"
+"""Where :meth:`TranslatedCallable.save` writes when given no directory (in the cwd)."""
+
+_TARGET_MODULE = {"tensorflow": "tensorflow", "jax": "jax.numpy", "numpy": "numpy"}
+"""Target -> the module whose ``asarray``/``constant`` makes its arrays from numpy."""
+
+
+@dataclass(frozen=True)
+class PackageFiles:
+    """The files of one translated package, before they are written."""
+
+    name: str
+    """The package (folder) name."""
+    text: dict[str, str]
+    """File name -> text (``model.py``, ``__init__.py``, ``README.md``)."""
+    arrays: dict[str, dict[str, np.ndarray]]
+    """File name -> arrays by key (``weights.safetensors``, ``constants.safetensors``)."""
+
+
+def _snake(name: str) -> str:
+    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    s = re.sub(r"\W+", "_", s).strip("_").lower()
+    return s if s.isidentifier() else f"m_{s}"
+
+
+def _plain_tree(tree: TreeDef) -> TreeDef:
+    """``tree`` with output classes (a transformers ``ModelOutput``, a dataclass) as dicts
+    keyed the same: standalone source does not import the source framework's classes."""
+    children = tuple(_plain_tree(c) for c in tree.children)
+    if tree.kind in ("dataclass", "mapping"):
+        return TreeDef("dict", children, keys=tree.keys)
+    if tree.kind == "namedtuple":
+        return TreeDef("tuple", children)
+    return dataclasses.replace(tree, children=children)
+
+
+def _arg_names(fn: Any, count: int) -> tuple[str, ...]:
+    """The source callable's positional parameter names (``forward``'s for a module)."""
+    target = getattr(fn, "forward", fn)
+    try:
+        params = list(inspect.signature(target).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = [p.name for p in params if p.kind in kinds and p.name != "params"]
+    if len(names) < count:
+        return tuple(f"x{i}" for i in range(count))
+    return tuple(names[:count])
+
+
+def standalone_graph(graph: Graph, params: dict[str, Any], fn: Any, keep_params: bool) -> Graph:
+    """The translated graph as the generated ``forward`` takes it: ``params`` first (dropped
+    unless ``keep_params``: a function has none), then the source callable's own parameter names; the
+    parameters unpacked into locals named by their ``state_dict`` keys."""
+    from ivytrace_compile._naming import sanitize
+
+    args_tree, kw_tree = graph.in_tree.children
+    n_user = len(args_tree.children) - 1
+    names = _arg_names(fn, n_user)
+    in_tree = graph.in_tree
+    arg_names: tuple[str, ...] = ("params", *names)
+    if not keep_params:
+        in_tree = TreeDef("tuple", (TreeDef("tuple", args_tree.children[1:]), kw_tree))
+        arg_names = names
+    n_params = len(params)
+    input_names = tuple(sanitize(k, "p") for k in params) + tuple(graph.input_names[n_params:])
+    return graph.replace(
+        in_tree=in_tree,
+        arg_names=arg_names,
+        input_names=input_names,
+        out_tree=_plain_tree(graph.out_tree),
+    )
+
+
+def _numpy(x: Any) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(to_numpy(x)))
+
+
+def _state(translated: Any) -> tuple[dict[str, np.ndarray], dict[str, bool]]:
+    """Every array the package holds, by ``state_dict`` key, and whether it is trainable:
+    the translation's (in the target's layout), then the module's other parameters (read
+    by no traced call; kept so that the parameters match torch's in count and name)."""
+    arrays = {k: _numpy(v) for k, v in translated.params.items()}
+    trainable = dict.fromkeys(arrays, False)
+    module = translated._fn
+    named = getattr(module, "named_parameters", None)
+    if callable(named):
+        for key, p in named():
+            if key not in arrays:
+                arrays[key] = _numpy(p.detach())
+            trainable[key] = bool(p.requires_grad)
+    return arrays, trainable
+
+
+def _signature_call(sig: str) -> tuple[str, str]:
+    """``"params, x, /, *, mask"`` -> (the parameters after ``params``, the call passing
+    them on)."""
+    parts = [p.strip() for p in sig.split(",") if p.strip()]
+    if parts and parts[0] == "params":
+        parts = parts[1:]
+    call: list[str] = []
+    keyword = False
+    for p in parts:
+        if p == "*":
+            keyword = True
+        elif p != "/":
+            call.append(f"{p}={p}" if keyword else p)
+    return ", ".join(parts), ", ".join(call)
+
+
+def _header(cls_name: str, target: str) -> str:
+    return f'"""{cls_name}, translated from torch to {target} by ivytrace."""\n'
+
+
+def _loader(target: str, has_constants: bool) -> tuple[list[str], list[str]]:
+    """(import lines, module-level lines) reading the safetensors files beside the module."""
+    imports = ["import pathlib", "from safetensors.numpy import load_file"]
+    lines = ["HERE = pathlib.Path(__file__).parent", 'WEIGHTS = HERE / "weights.safetensors"']
+    if has_constants:
+        mod = _TARGET_MODULE[target]
+        imp, alias = IMPORT_ALIASES[mod]
+        imports.append(imp)
+        make = f"{alias}.constant" if target == "tensorflow" else f"{alias}.asarray"
+        lines.append(
+            "CONSTANTS = {k: "
+            + make
+            + '(v) for k, v in load_file(HERE / "constants.safetensors").items()}'
+        )
+    return imports, lines
+
+
+def _tf_layer(cls_name: str, sig: str, trainable: dict[str, bool]) -> str:
+    params, call = _signature_call(sig)
+    table = "\n".join(f"    {k!r}: {t!r}," for k, t in trainable.items())
+    return f'''
+TRAINABLE = {{  # state_dict key -> trainable (a parameter) or not (a buffer)
+{table}
+}}
+
+
+class {cls_name}(keras.layers.Layer):
+    """The translated module: variables named by torch's state_dict keys."""
+
+    def __init__(self, weights=WEIGHTS, **kwargs):
+        super().__init__(**kwargs)
+        arrays = load_file(weights)
+        self.params = {{}}
+        for key, trainable in TRAINABLE.items():
+            value = arrays[key]
+            var = self.add_weight(
+                shape=value.shape, dtype=str(value.dtype), trainable=trainable, name=key
+            )
+            var.assign(value)
+            self.params[key] = var
+
+    def call(self, {params}):
+        return forward(self.params, {call})
+'''
+
+
+def _params_loader(target: str) -> str:
+    _, alias = IMPORT_ALIASES[_TARGET_MODULE[target]]
+    return f'''
+
+def load_params(path=WEIGHTS):
+    """The weights as a dict by torch's state_dict key (a pytree of {alias} arrays)."""
+    return {{k: {alias}.asarray(v) for k, v in sorted(load_file(path).items())}}
+'''
+
+
+def render_package(translated: Any, name: str | None = None) -> PackageFiles:
+    """The files of the package for ``translated`` (a :class:`TranslatedCallable` that has
+    been translated), without writing them."""
+    tr = translated.translation
+    target = tr.target
+    cls_name = translated.__name__
+    is_module = hasattr(translated._fn, "named_parameters")
+    arrays, trainable = _state(translated) if is_module else ({}, {})
+    graph = standalone_graph(tr.graph, tr.params, translated._fn, is_module)
+    src: StandaloneSource = generate_standalone(
+        graph, DEFAULT_ALLOWLIST, name="forward", doc=f"{cls_name}.forward, translated from torch."
+    )
+    sig = src.source.split("def forward(", 1)[1].split("):", 1)[0]
+    fn_text = src.source.split("\n\n\n", 1)[1]
+    imports, preamble = _loader(target, bool(src.constants))
+    imports += list(src.imports)
+    body = [fn_text]
+    if is_module and target == "tensorflow":
+        imports.append("import keras")
+        body.append(_tf_layer(cls_name, sig, {k: trainable.get(k, False) for k in arrays}))
+        exported = [cls_name, "forward"]
+        usage = f"layer = {cls_name}(); y = layer(x)"
+    elif is_module:
+        imp = IMPORT_ALIASES[_TARGET_MODULE[target]][0]
+        imports.append(imp)
+        body.append(_params_loader(target))
+        exported = ["forward", "load_params"]
+        usage = "params = load_params(); y = forward(params, x)"
+    else:
+        exported = ["forward"]
+        usage = "y = forward(x)"
+    text = "\n".join(
+        [_header(cls_name, target), *sort_imports(imports), "", *preamble, "", "", *body]
+    )
+    text = text.rstrip("\n") + "\n"
+    pkg = name or f"{_snake(cls_name)}_{target}"
+    init = (
+        f'"""{cls_name} translated from torch to {target} by ivytrace (see README.md)."""\n\n'
+        f"from .model import {', '.join(exported)}\n\n"
+        f"__all__ = {sorted(exported)!r}\n"
+    ).replace("'", '"')
+    readme = (
+        f"# {pkg}\n\n`{cls_name}` translated from torch to {target} by ivytrace. "
+        "It needs no torch.\n\n"
+        f"Load it: `from {pkg} import {', '.join(exported)}; {usage}` "
+        "(with the folder that holds this one on `sys.path`).\n"
+    )
+    files = {"weights.safetensors": arrays} if is_module else {}
+    if src.constants:
+        files["constants.safetensors"] = {k: _numpy(v) for k, v in src.constants.items()}
+    return PackageFiles(pkg, {"model.py": text, "__init__.py": init, "README.md": readme}, files)
+
+
+def write_package(translated: Any, directory: str | Path, name: str | None = None) -> Path:
+    """Write the package for ``translated`` into ``directory/<name>/`` and return its path
+    (``name`` defaults to the snake-case class or function name and the target)."""
+    from safetensors.numpy import save_file
+
+    files = render_package(translated, name)
+    if not files.name.isidentifier():
+        raise TranspileError(f"package name {files.name!r} is not a Python identifier")
+    out = Path(directory) / files.name
+    out.mkdir(parents=True, exist_ok=True)
+    for fname, text in files.text.items():
+        (out / fname).write_text(text, encoding="utf-8")
+    for fname, arrays in files.arrays.items():
+        save_file({k: arrays[k] for k in sorted(arrays)}, str(out / fname))
+    return out

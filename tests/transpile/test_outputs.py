@@ -1,0 +1,291 @@
+"""Translations written out as packages of the target framework (``Translated_Outputs``).
+
+What a package must do: import and run in a fresh process where torch cannot be imported,
+on new inputs (another batch size), to torch's answer; come out byte for byte the same when
+written twice; read like the goldens; train: gradients taken in the target framework
+(``tf.GradientTape`` on the Keras layer, ``jax.grad`` on the params pytree) equal torch
+autograd's on the same weights.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from golden_support import check_golden
+
+import ivytrace as ivy
+
+GOLDEN = Path(__file__).parent / "golden"
+TARGETS = ("tensorflow", "jax", "numpy")
+
+
+class Network(torch.nn.Module):
+    """The seed page's example."""
+
+    def __init__(self):
+        super().__init__()
+        self._linear0 = torch.nn.Linear(3, 10)
+        self._linear1 = torch.nn.Linear(10, 5)
+
+    def forward(self, x):
+        x = torch.nn.functional.relu(self._linear0(x))
+        return torch.nn.functional.softmax(self._linear1(x), dim=-1)
+
+
+class ConvNet(torch.nn.Module):
+    """A small conv net with batch norm and max pooling."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        y = self.pool(torch.relu(self.bn(self.conv(x))))
+        return self.fc(y.mean(dim=(2, 3)))
+
+
+def _build(name: str) -> tuple[torch.nn.Module, tuple[int, ...], tuple[int, ...]]:
+    """The model (eval mode, seeded weights, non-trivial running statistics), the shape it
+    is traced on and a new shape (another batch size) it is run on."""
+    torch.manual_seed(0)
+    if name == "network":
+        return Network().eval(), (2, 3), (5, 3)
+    net = ConvNet().eval()
+    with torch.no_grad():
+        net.bn.running_mean.uniform_(-1, 1)
+        net.bn.running_var.uniform_(0.5, 2)
+        net.bn.weight.uniform_(0.5, 1.5)
+    return net, (2, 3, 8, 8), (3, 3, 8, 8)
+
+
+def _write(name: str, target: str, out: Path) -> tuple[torch.nn.Module, Path]:
+    net, traced, _ = _build(name)
+    tc = ivy.transpile(net, source="torch", target=target, args=(torch.randn(*traced),))
+    return net, tc.save(out)
+
+
+def _import(pkg: Path):
+    """Import a written package under its own name from its folder."""
+    spec = importlib.util.spec_from_file_location(
+        pkg.name, pkg / "__init__.py", submodule_search_locations=[str(pkg)]
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[pkg.name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.modules.pop(pkg.name, None)
+    return mod
+
+
+_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    sys.modules["torch"] = None  # importing torch now raises ImportError
+    import numpy as np
+    out_dir, target, names = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    sys.path.insert(0, out_dir)
+    for name in names:
+        pkg = __import__(name)
+        x = np.load(f"{out_dir}/{name}.in.npy")
+        if target == "tensorflow":
+            import tensorflow as tf
+            layer = getattr(pkg, [n for n in pkg.__all__ if n != "forward"][0])()
+            y = np.asarray(layer(tf.constant(x)))
+        else:
+            y = np.asarray(pkg.forward(pkg.load_params(), x))
+        np.save(f"{out_dir}/{name}.out.npy", y)
+    loaded = sorted(
+        m for m, mod in sys.modules.items()
+        if mod is not None and m.split(".")[0] in ("torch", "ivytrace")
+    )
+    print(json.dumps(loaded))
+    """
+)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_packages_run_without_torch_on_new_inputs(tmp_path, target):
+    """Both models' packages import in a fresh process where torch cannot be imported and
+    give torch's answer within 1e-4 on a batch size they were not traced with."""
+    want = {}
+    names = []
+    for model in ("network", "conv_net"):
+        net, pkg = _write(model, target, tmp_path)
+        _, _, new = _build(model)
+        x = torch.randn(*new)
+        np.save(tmp_path / f"{pkg.name}.in.npy", x.numpy())
+        with torch.no_grad():
+            want[pkg.name] = net(x).numpy()
+        names.append(pkg.name)
+        assert sorted(p.name for p in pkg.iterdir()) == [
+            "README.md",
+            "__init__.py",
+            "model.py",
+            "weights.safetensors",
+        ]
+        assert "import torch" not in (pkg / "model.py").read_text()
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(tmp_path), target, json.dumps(names)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []  # neither torch nor ivytrace
+    for name in names:
+        got = np.load(tmp_path / f"{name}.out.npy")
+        assert got.shape == want[name].shape
+        np.testing.assert_allclose(got, want[name], rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", ("tensorflow", "jax"))
+def test_writing_twice_gives_the_same_bytes(tmp_path, target):
+    first = _write("conv_net", target, tmp_path / "a")[1]
+    second = _write("conv_net", target, tmp_path / "b")[1]
+    files = sorted(p.name for p in first.iterdir())
+    assert files == sorted(p.name for p in second.iterdir())
+    for f in files:
+        assert (first / f).read_bytes() == (second / f).read_bytes(), f
+    assert str(tmp_path) not in (first / "model.py").read_text()
+
+
+@pytest.mark.parametrize(
+    ("model", "target"), list(itertools.product(("network", "conv_net"), ("tensorflow", "jax")))
+)
+def test_generated_source_golden(tmp_path, model, target):
+    pkg = _write(model, target, tmp_path)[1]
+    text = (pkg / "model.py").read_text()
+    if model == "network":
+        assert len(text.encode()) <= 2048, len(text.encode())  # the issue's bar: <= 2 KB
+    compile(text, "model.py", "exec")
+    check_golden(GOLDEN / f"{model}_{target}.py.txt", text)
+
+
+def _layout(torch_weight: np.ndarray, stored: np.ndarray):
+    """How the package stores a torch weight: the axis order (or reshape) under which the
+    torch weight equals the stored one, as a function to apply to its gradient too."""
+    if torch_weight.shape == stored.shape:
+        return lambda a: a
+    for perm in itertools.permutations(range(torch_weight.ndim)):
+        if np.array_equal(torch_weight.transpose(perm), stored):
+            return lambda a, perm=perm: a.transpose(perm)
+    assert np.array_equal(torch_weight.reshape(stored.shape), stored)
+    return lambda a: a.reshape(stored.shape)
+
+
+def _torch_grads(net, x, weight):
+    net.zero_grad()
+    loss = (net(x) * weight).sum()
+    loss.backward()
+    return {k: p.grad.numpy() for k, p in net.named_parameters()}
+
+
+@pytest.mark.parametrize("model", ("network", "conv_net"))
+def test_tensorflow_gradient_tape_matches_torch_autograd(tmp_path, model):
+    import tensorflow as tf
+
+    net, pkg_dir = _write(model, "tensorflow", tmp_path)
+    pkg = _import(pkg_dir)
+    layer = getattr(pkg, type(net).__name__)()
+    names = {v.name for v in layer.trainable_variables}
+    assert names == {k for k, _ in net.named_parameters()}
+    assert len(layer.trainable_variables) == len(list(net.parameters()))
+    layouts = {}
+    for v in layer.trainable_variables:  # the same values, in the target's layout
+        p = dict(net.named_parameters())[v.name].detach().numpy()
+        assert int(np.prod(v.shape)) == p.size
+        layouts[v.name] = _layout(p, np.asarray(v))
+    _, _, new = _build(model)
+    x = torch.randn(*new)
+    weight = torch.randn(net(x).shape)
+    want = _torch_grads(net, x, weight)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(layer(tf.constant(x.numpy())) * tf.constant(weight.numpy()))
+    grads = tape.gradient(loss, layer.trainable_variables)
+    worst = 0.0
+    for v, g in zip(layer.trainable_variables, grads, strict=True):
+        ref = layouts[v.name](want[v.name])
+        worst = max(worst, float(np.max(np.abs(np.asarray(g) - ref))))
+    assert worst <= 1e-4, worst
+
+
+@pytest.mark.parametrize("model", ("network", "conv_net"))
+def test_jax_grad_matches_torch_autograd(tmp_path, model):
+    import jax
+    import jax.numpy as jnp
+
+    net, pkg_dir = _write(model, "jax", tmp_path)
+    pkg = _import(pkg_dir)
+    params = pkg.load_params()
+    trainable = {k for k, _ in net.named_parameters()}
+    _, _, new = _build(model)
+    x = torch.randn(*new)
+    weight = torch.randn(net(x).shape)
+    want = _torch_grads(net, x, weight)
+
+    def loss(p, buffers):
+        return jnp.sum(pkg.forward({**p, **buffers}, jnp.asarray(x.numpy())) * weight.numpy())
+
+    train = {k: v for k, v in params.items() if k in trainable}
+    buffers = {k: v for k, v in params.items() if k not in trainable}
+    assert set(train) == trainable
+    grads = jax.jit(jax.grad(loss))(train, buffers)
+    named = dict(net.named_parameters())
+    worst = 0.0
+    for k, g in grads.items():
+        layout = _layout(named[k].detach().numpy(), np.asarray(train[k]))
+        worst = max(worst, float(np.max(np.abs(np.asarray(g) - layout(want[k])))))
+    assert worst <= 1e-4, worst
+
+
+class _WithDropout(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 3)
+        self.drop = torch.nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+
+def test_training_mode_is_translated_when_the_trace_does_not_depend_on_it():
+    torch.manual_seed(0)
+    net = Network()  # no .eval(): the seed example's way
+    assert net.training
+    x = torch.randn(4, 3)
+    tn = ivy.transpile(net, target="numpy", args=(x,))
+    np.testing.assert_allclose(tn(x.numpy()), net(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", (_WithDropout, ConvNet), ids=("dropout", "batch_norm"))
+def test_training_mode_is_refused_when_the_trace_depends_on_it(make):
+    net = make()
+    x = torch.randn(2, 3, 8, 8) if make is ConvNet else torch.randn(2, 3)
+    with pytest.raises(ivy.TranspileError, match=r"training mode(.|\n)*call \.eval\(\)"):
+        ivy.transpile(net, target="jax", args=(x,))
+    tn = ivy.transpile(net.eval(), target="jax", args=(x,))
+    np.testing.assert_allclose(np.asarray(tn(x.numpy())), net(x).detach().numpy(), atol=1e-5)
+
+
+def test_output_dir_writes_on_translation_and_save_refuses_before_one(tmp_path):
+    torch.manual_seed(0)
+    tn = ivy.transpile(Network, target="jax")()  # a class: lazy until called
+    with pytest.raises(ivy.TranspileError, match="nothing to save"):
+        tn.save(tmp_path)
+    net = Network().eval()
+    ivy.transpile(net, target="numpy", args=(torch.randn(2, 3),), output_dir=tmp_path / "out")
+    assert (tmp_path / "out" / "network_numpy" / "model.py").is_file()
