@@ -96,18 +96,20 @@ _CHILD = textwrap.dedent(
     import json, sys
     sys.modules["torch"] = None  # importing torch now raises ImportError
     import numpy as np
-    out_dir, target, names = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    out_dir, target, runs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     sys.path.insert(0, out_dir)
-    for name in names:
+    for name, n_inputs in runs:
         pkg = __import__(name)
-        x = np.load(f"{out_dir}/{name}.in.npy")
-        if target == "tensorflow":
+        xs = [np.load(f"{out_dir}/{name}.in{i}.npy") for i in range(n_inputs)]
+        if not hasattr(pkg, "load_params") and len(pkg.__all__) == 1:  # a function
+            y = pkg.forward(*xs)
+        elif target == "tensorflow":
             import tensorflow as tf
             layer = getattr(pkg, [n for n in pkg.__all__ if n != "forward"][0])()
-            y = np.asarray(layer(tf.constant(x)))
+            y = layer(*[tf.constant(x) for x in xs])
         else:
-            y = np.asarray(pkg.forward(pkg.load_params(), x))
-        np.save(f"{out_dir}/{name}.out.npy", y)
+            y = pkg.forward(pkg.load_params(), *xs)
+        np.save(f"{out_dir}/{name}.out.npy", np.asarray(y))
     loaded = sorted(
         m for m, mod in sys.modules.items()
         if mod is not None and m.split(".")[0] in ("torch", "ivytrace")
@@ -117,20 +119,36 @@ _CHILD = textwrap.dedent(
 )
 
 
+def _run_without_torch(out: Path, target: str, runs: dict[str, list[np.ndarray]]) -> dict:
+    """Run each package ``name`` on its inputs in a fresh process where torch cannot be
+    imported; its outputs, by name."""
+    for name, xs in runs.items():
+        for i, x in enumerate(xs):
+            np.save(out / f"{name}.in{i}.npy", x)
+    spec = json.dumps([[name, len(xs)] for name, xs in runs.items()])
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(out), target, spec],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []  # neither torch nor ivytrace
+    return {name: np.load(out / f"{name}.out.npy") for name in runs}
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_packages_run_without_torch_on_new_inputs(tmp_path, target):
     """Both models' packages import in a fresh process where torch cannot be imported and
     give torch's answer within 1e-4 on a batch size they were not traced with."""
-    want = {}
-    names = []
+    want, runs = {}, {}
     for model in ("network", "conv_net"):
         net, pkg = _write(model, target, tmp_path)
         _, _, new = _build(model)
         x = torch.randn(*new)
-        np.save(tmp_path / f"{pkg.name}.in.npy", x.numpy())
         with torch.no_grad():
             want[pkg.name] = net(x).numpy()
-        names.append(pkg.name)
+        runs[pkg.name] = [x.numpy()]
         assert sorted(p.name for p in pkg.iterdir()) == [
             "README.md",
             "__init__.py",
@@ -138,18 +156,35 @@ def test_packages_run_without_torch_on_new_inputs(tmp_path, target):
             "weights.safetensors",
         ]
         assert "import torch" not in (pkg / "model.py").read_text()
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(tmp_path), target, json.dumps(names)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []  # neither torch nor ivytrace
-    for name in names:
-        got = np.load(tmp_path / f"{name}.out.npy")
-        assert got.shape == want[name].shape
-        np.testing.assert_allclose(got, want[name], rtol=0, atol=1e-4)
+    got = _run_without_torch(tmp_path, target, runs)
+    for name, ref in want.items():
+        assert got[name].shape == ref.shape
+        np.testing.assert_allclose(got[name], ref, rtol=0, atol=1e-4)
+
+
+_MIX = torch.randn(5, 5, generator=torch.Generator().manual_seed(0))
+
+
+def mix(x, y):
+    return torch.tanh(x @ _MIX) + y.sum(dim=-1, keepdim=True) * 2
+
+
+@pytest.mark.parametrize("target", ("jax", "numpy"))
+def test_a_function_package_keeps_large_constants_beside_it(tmp_path, target):
+    """A function's package has no weights and takes only the function's own inputs; a
+    constant too large for a literal (25 elements) is stored in constants.safetensors."""
+    tc = ivy.transpile(mix, target=target, args=(torch.randn(2, 5), torch.randn(2, 3)))
+    pkg = tc.save(tmp_path)
+    assert sorted(p.name for p in pkg.iterdir()) == [
+        "README.md",
+        "__init__.py",
+        "constants.safetensors",
+        "model.py",
+    ]
+    assert "def forward(x, y):" in (pkg / "model.py").read_text()
+    x, y = torch.randn(4, 5), torch.randn(4, 3)
+    got = _run_without_torch(tmp_path, target, {pkg.name: [x.numpy(), y.numpy()]})
+    np.testing.assert_allclose(got[pkg.name], mix(x, y).numpy(), rtol=0, atol=1e-5)
 
 
 @pytest.mark.parametrize("target", ("tensorflow", "jax"))

@@ -158,10 +158,14 @@ def _header(cls_name: str, target: str) -> str:
     return f'"""{cls_name}, translated from torch to {target} by ivytrace."""\n'
 
 
-def _loader(target: str, has_constants: bool) -> tuple[list[str], list[str]]:
+def _loader(target: str, has_weights: bool, has_constants: bool) -> tuple[list[str], list[str]]:
     """(import lines, module-level lines) reading the safetensors files beside the module."""
+    if not (has_weights or has_constants):
+        return [], []
     imports = ["import pathlib", "from safetensors.numpy import load_file"]
-    lines = ["HERE = pathlib.Path(__file__).parent", 'WEIGHTS = HERE / "weights.safetensors"']
+    lines = ["HERE = pathlib.Path(__file__).parent"]
+    if has_weights:
+        lines.append('WEIGHTS = HERE / "weights.safetensors"')
     if has_constants:
         mod = _TARGET_MODULE[target]
         imp, alias = IMPORT_ALIASES[mod]
@@ -228,7 +232,7 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     )
     sig = src.source.split("def forward(", 1)[1].split("):", 1)[0]
     fn_text = src.source.split("\n\n\n", 1)[1]
-    imports, preamble = _loader(target, bool(src.constants))
+    imports, preamble = _loader(target, is_module, bool(src.constants))
     imports += list(src.imports)
     body = [fn_text]
     if is_module and target == "tensorflow":
