@@ -1,10 +1,12 @@
 """The layout pass: transposes pushed through layout-agnostic ops and cancelled, across
 the whole graph (the idea of tf2onnx's transpose optimizer).
 
-TensorFlow on CPU convolves and pools only channels-last, so the TensorFlow rules for
-convolution, pooling and per-channel affine maps are written channels-last *between
-transposes* (NCHW -> NHWC before, back after): each rule is right on its own and is
-validated on its own. This pass then removes the transposes between them:
+TensorFlow on CPU convolves and pools only channels-last, and XLA on CPU convolves
+channels-last fastest, so the TensorFlow rules for convolution, pooling and per-channel
+affine maps, and the JAX rules for convolution and per-channel affine maps, are written
+channels-last *between transposes* (NCHW -> NHWC before, back after): each rule is right
+on its own and is validated on its own. This pass then removes the transposes between
+them:
 
 - ``transpose(transpose(x, p), q)`` becomes one transpose, or ``x`` when they cancel;
 - a transpose is pushed down through an op that does not care about layout (elementwise
@@ -21,34 +23,67 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ivytrace_ir import Graph, Node, NodeMeta, ScalarSpec, TensorSpec, Value, map_arg
+from ivytrace_ir import (
+    Const,
+    Graph,
+    Node,
+    NodeMeta,
+    ScalarSpec,
+    TensorSpec,
+    Value,
+    iter_arg_leaves,
+    map_arg,
+)
 from ivytrace_passes import PassOutcome, graph_pass, prune
 
 __all__ = ["LAYOUT_RULES", "TRANSPOSE_OPS", "count_transposes", "optimize_transposes"]
 
-TRANSPOSE_OPS = frozenset({"tensorflow.transpose"})
-"""Op names of a transpose ``(x, perm)``."""
+TRANSPOSE_OPS = frozenset({"tensorflow.transpose", "jax.numpy.transpose"})
+"""Op names of a transpose ``(x, perm)``: the targets whose rules write channels-last
+regions between transposes."""
 
-_UNARY = (
-    "tensorflow.math.{}",
-    "tensorflow.nn.{}",
-)
-_UNARY_NAMES = (
+_IDENTITY = {
+    "tensorflow.transpose": "tensorflow.identity",
+    "jax.numpy.transpose": "jax.numpy.asarray",
+}
+"""Transpose op -> the same framework's identity, for a cancelled pair whose result is a
+graph output."""
+
+_TF_UNARY_NAMES = (
     "relu relu6 sigmoid tanh exp log sqrt rsqrt abs negative floor ceil sign square erf "
     "softplus elu selu gelu silu log1p expm1 sin cos reciprocal round logical_not is_nan "
     "is_finite is_inf"
 ).split()
-_BINARY = (
-    "tensorflow.math.add tensorflow.math.subtract tensorflow.math.multiply "
-    "tensorflow.math.divide tensorflow.math.truediv tensorflow.math.maximum "
-    "tensorflow.math.minimum tensorflow.math.pow tensorflow.math.greater tensorflow.math.less "
-    "tensorflow.math.equal tensorflow.math.not_equal tensorflow.math.greater_equal "
-    "tensorflow.math.less_equal tensorflow.math.logical_and tensorflow.math.logical_or "
-    "tensorflow.math.floordiv tensorflow.math.squared_difference tensorflow.where"
-).split() + [
-    f"tensorflow.Tensor.__{d}__"
-    for d in "add radd sub rsub mul rmul truediv rtruediv pow rpow and or ge gt le lt".split()
-]
+"""TensorFlow's further spellings (``tf.nn.*``, ``tf.math.*``) of pointwise ops."""
+
+_POINTWISE_NN = ("relu", "gelu", "silu", "leaky_relu")
+"""Ops of the op table's ``nn`` category that act on each element alone."""
+
+_DUNDERS = (
+    "add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv pow rpow and or ge gt "
+    "le lt neg abs"
+).split()
+"""Array-class operators that act elementwise (``x + y``, ``-x``)."""
+
+
+def _pointwise_names() -> frozenset[str]:
+    """Every target name of an op that acts on each element alone: the op table's
+    elementwise ops and pointwise activations, the array classes' operators, and
+    TensorFlow's further spellings."""
+    from .optable import unique_ops
+
+    names = {
+        n
+        for op in unique_ops()
+        if op.category == "elementwise" or op.name in _POINTWISE_NN
+        for b in ("tensorflow", "jax")
+        for n in op.native_names(b)
+    }
+    names.update(f"{cls}.__{d}__" for cls in ("tensorflow.Tensor", "jax.Array") for d in _DUNDERS)
+    names.update(f"tensorflow.{m}.{n}" for m in ("math", "nn") for n in _TF_UNARY_NAMES)
+    names.update(("tensorflow.math.squared_difference", "tensorflow.cast"))
+    return frozenset(names)
+
 
 LayoutRule = Callable[[Node, Sequence[int]], "tuple[tuple[Any, ...], dict[str, Any]] | None"]
 """``rule(node, perm)`` for a node whose array inputs are all transposed by ``perm`` (or are
@@ -64,12 +99,15 @@ def _reduce_rule(node: Node, perm: Sequence[int]) -> tuple[tuple[Any, ...], dict
     kw = dict(node.kwargs)
     args = list(node.args)
     axis = kw.get("axis", args[1] if len(args) > 1 else None)
-    keep = kw.get("keepdims", args[2] if len(args) > 2 else False)
+    positional = len(args) > 2 and node.op.startswith("tensorflow.")  # jax: args[2] is dtype
+    keep = kw.get("keepdims", args[2] if positional else False)
     if keep is not True or axis is None or isinstance(axis, Value):
         return None
     rank = len(perm)
     axes = axis if isinstance(axis, list | tuple) else [axis]
     new = [perm[a % rank] for a in axes]
+    if isinstance(axis, tuple):  # jax takes a tuple, tensorflow a list
+        new = tuple(new)
     if "axis" in kw:
         kw["axis"] = new
     else:
@@ -100,15 +138,9 @@ def _flat(x: Any) -> list[Any]:
 
 
 LAYOUT_RULES: dict[str, LayoutRule] = {
-    **{pat.format(n): _same_args for pat in _UNARY for n in _UNARY_NAMES},
-    **{n: _same_args for n in _BINARY},
-    "tensorflow.Tensor.__neg__": _same_args,
-    "tensorflow.Tensor.__abs__": _same_args,
-    "tensorflow.cast": _same_args,
-    "tensorflow.math.reduce_mean": _reduce_rule,
-    "tensorflow.math.reduce_sum": _reduce_rule,
-    "tensorflow.math.reduce_max": _reduce_rule,
-    "tensorflow.math.reduce_min": _reduce_rule,
+    **dict.fromkeys(_pointwise_names(), _same_args),
+    **{f"tensorflow.math.reduce_{k}": _reduce_rule for k in ("mean", "sum", "max", "min")},
+    **{f"jax.numpy.{k}": _reduce_rule for k in ("mean", "sum", "max", "min")},
     "tensorflow.pad": _pad_rule,
 }
 """Target op -> how to rewrite it for transposed inputs (ops that do not care about
@@ -122,7 +154,7 @@ def count_transposes(graph: Graph) -> int:
 
 def _perm_of(node: Node) -> list[int] | None:
     kw = dict(node.kwargs)
-    perm = kw.get("perm", node.args[1] if len(node.args) > 1 else None)
+    perm = kw.get("perm", kw.get("axes", node.args[1] if len(node.args) > 1 else None))
     if isinstance(perm, list | tuple) and all(type(p) is int for p in perm):
         return list(perm)
     return None
@@ -137,6 +169,15 @@ def _permuted(spec: Any, perm: Sequence[int]) -> Any:
             spec.framework, spec.dtype, tuple(spec.shape[i] for i in inv), spec.device
         )
     return spec
+
+
+def _reads_array_constant(graph: Graph, node: Node) -> bool:
+    """Whether the node reads a constant array of rank >= 1 (laid out like the values it
+    meets: the transpose cannot move past it)."""
+    return any(
+        isinstance(leaf, Const) and graph.constants[leaf.index].spec.shape != ()
+        for leaf in iter_arg_leaves((node.args, node.kwargs))
+    )
 
 
 def _is_scalar(arg: Any) -> bool:
@@ -181,7 +222,7 @@ def optimize_transposes(graph: Graph) -> PassOutcome:
                 inner_src = nodes[j].args[0]
                 if comp == list(range(len(comp))):
                     new_nodes[i] = [
-                        Node("tensorflow.identity", (inner_src,), (), n.outputs, n.out_tree, n.meta)
+                        Node(_IDENTITY[n.op], (inner_src,), (), n.outputs, n.out_tree, n.meta)
                     ]
                 else:
                     new_nodes[i] = [
@@ -203,7 +244,7 @@ def optimize_transposes(graph: Graph) -> PassOutcome:
                 lrule = LAYOUT_RULES.get(un.op)
                 if lrule is None or len(un.outputs) != 1:
                     break
-                ok = True
+                ok = not _reads_array_constant(graph, un)
                 for a in un.inputs():
                     if a.id == out.id or _is_scalar(a):
                         continue
@@ -267,7 +308,7 @@ def _drop_identities(graph: Graph, nodes: list[Node]) -> list[Node]:
     subst: dict[int, Any] = {}
     kept = []
     for n in nodes:
-        if n.op == "tensorflow.identity" and n.outputs[0].id not in out_ids:
+        if n.op in _IDENTITY.values() and n.outputs[0].id not in out_ids:
             src = n.args[0]
             subst[n.outputs[0].id] = subst.get(src.id, src) if isinstance(src, Value) else src
             continue

@@ -425,7 +425,7 @@ def translate_graph(
             raise _validation_error(bad, target)
     passes = default_pipeline(array_caching=True, include_generators=True, drawn=res.drawn)
     clean = run_pipeline(res.graph, passes)
-    if target == "tensorflow":
+    if target in ("tensorflow", "jax"):  # their rules write channels-last regions
         from .layout import optimize_transposes
 
         clean = run_pipeline(clean, [optimize_transposes])
