@@ -143,3 +143,47 @@ def test_a_scalar_guard_on_an_item():
     torch.testing.assert_close(cg.fn(torch.ones(3)), -torch.ones(3))
     with pytest.raises(GuardFailure, match=r"if x.sum\(\) > 0. Expected True, got False"):
         cg.fn(-torch.ones(3))
+
+
+def _masked_mean_graph():
+    b = GraphBuilder("masked_mean")
+    x = b.add_input(t32(2, 3), "x")
+    m = b.add_input(t32(2, 3), "mask")
+    (y,) = b.add_node("torch.Tensor.__mul__", (x, m), out_specs=(t32(2, 3),), meta=loc(3, "x * m"))
+    (s,) = b.add_node("torch.Tensor.mean", (y,), out_specs=(t32(),), meta=loc(3, "(x * m).mean()"))
+    g = b.build((s,), LEAF, call_tree(LEAF, LEAF), GraphMeta("masked_mean", "torch"))
+    return compile_graph(g.replace(arg_names=("x", "mask")))
+
+
+@pytest.mark.parametrize(
+    ("mask", "says"),
+    [
+        (None, "'NoneType' object has no attribute 'dtype'"),
+        (2.0, "'float' object has no attribute 'dtype'"),
+        (torch.ones(2, 3, 1), "but has rank 3 (shape (2, 3, 1))"),
+        (torch.ones(2, 3, dtype=torch.float64), "but has dtype float64"),
+        (__import__("numpy").ones((2, 3), "float32"), "but is a numpy array"),
+    ],
+    ids=["None", "python-float", "rank", "dtype", "framework"],
+)
+def test_an_array_input_of_another_kind_rank_or_dtype_is_refused_by_name(mask, says):
+    """The graph was traced with ``mask`` a float32 matrix: ``None``, a Python number, another
+    rank, dtype or framework would run the traced path with it (silently wrong, or a raw
+    error inside a node); each is an InputMismatch (a GuardFailure) naming the input."""
+    from ivytrace_compile import InputMismatch
+
+    cg = _masked_mean_graph()
+    x = torch.randn(2, 3)
+    with pytest.raises(InputMismatch) as info:
+        cg.fn(x, mask)
+    assert isinstance(info.value, GuardFailure)
+    assert info.value.argument == "mask"
+    assert "input mask" in str(info.value) and says in str(info.value)
+    assert "float32" in str(info.value) and "rank 2" in str(info.value)
+
+
+def test_new_sizes_pass_the_input_check():
+    cg = _masked_mean_graph()
+    x, m = torch.randn(5, 7), torch.ones(5, 7)
+    torch.testing.assert_close(cg.fn(x, m), (x * m).mean())
+    assert cg.source.count("_input_check(") == 2

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import operator
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ivytrace_ir import GuardFailure, SourceLoc
+from ivytrace_ir import GuardFailure, SourceLoc, TensorSpec, framework_of
 
 from .errors import CompileError, InputMismatch
 
@@ -37,10 +37,13 @@ __all__ = [
     "CONVERSIONS",
     "LineInfo",
     "ValueGuard",
+    "describe_spec",
     "make_guard_failed",
+    "make_input_check",
     "make_mismatch",
     "make_on_error",
     "make_value_guard",
+    "native_dtype",
     "short_repr",
 ]
 
@@ -184,6 +187,84 @@ def make_mismatch(graph_name: str) -> Callable[[str, Any, Any], InputMismatch]:
         )
 
     return mismatch
+
+
+def native_dtype(spec: TensorSpec) -> Any:
+    """The object ``x.dtype`` is for an array of ``spec`` (``torch.float32``,
+    ``numpy.dtype("float32")``, ``tf.float32``), or ``None`` where its framework is not
+    imported or does not name that dtype (the input check then reads the rank only)."""
+    fw, name = spec.framework, spec.dtype
+    try:
+        if fw == "torch":
+            torch = sys.modules.get("torch")
+            dt = getattr(torch, name, None) if torch is not None else None
+            return dt if dt is not None and type(dt).__name__ == "dtype" else None
+        if fw in ("numpy", "jax"):
+            import numpy as np
+
+            if name == "bfloat16":
+                ml_dtypes = sys.modules.get("ml_dtypes")
+                return np.dtype(ml_dtypes.bfloat16) if ml_dtypes is not None else None
+            return np.dtype(name)
+        if fw == "tensorflow":
+            tf = sys.modules.get("tensorflow")
+            return tf.as_dtype(name) if tf is not None else None
+    except Exception:  # an unknown name: no dtype part in the check
+        return None
+    return None
+
+
+def describe_spec(spec: TensorSpec) -> str:
+    """``a torch float32 array of rank 2``: what an input check expects."""
+    return f"a {spec.framework} {spec.dtype} array of rank {len(spec.shape)}"
+
+
+def _array_problem(spec: TensorSpec, x: Any) -> str | None:
+    """How ``x`` differs from an array of ``spec`` in kind, framework, rank or dtype."""
+    fw = framework_of(x)
+    if fw is None:
+        return f"is {_describe(x)}"
+    if fw != spec.framework:
+        return f"is a {fw} array"
+    shape = getattr(x, "shape", None)
+    try:
+        rank = len(shape) if shape is not None else None
+    except (TypeError, ValueError):  # a tf.function tensor of unknown rank
+        rank = None
+    if rank is not None and rank != len(spec.shape):
+        return f"has rank {rank} (shape {short_repr(tuple(shape))})"
+    name = getattr(getattr(x, "dtype", None), "name", None) or str(getattr(x, "dtype", "?"))
+    name = "bool" if name == "bool_" else str(name).rsplit(".", 1)[-1]
+    if name != spec.dtype:
+        return f"has dtype {name}"
+    return None
+
+
+def make_input_check(graph_name: str, specs: Sequence[Any]) -> Callable[[int, Any, str], None]:
+    """``input_check(index, x, path)``: run when the generated function's inline check of
+    array input ``index`` (``x.dtype is not D or x.ndim != R``) did not pass; raises the
+    :class:`InputMismatch` saying how ``x`` differs from the traced array, or returns when it
+    does not (a dtype equal to the traced one but another object, a tensor of unknown rank
+    under ``tf.function``)."""
+
+    def input_check(index: int, x: Any, path: str) -> None:
+        spec = specs[index]
+        if not isinstance(spec, TensorSpec):
+            return
+        problem = _array_problem(spec, x)
+        if problem is None:
+            return
+        raise InputMismatch(
+            f"{graph_name}(): input {path} was {describe_spec(spec)} (shape "
+            f"{short_repr(spec.shape)}) when the graph was traced, but {problem} now. The graph "
+            "holds for arrays of the traced framework, rank and dtype: trace again with these "
+            "inputs (a LazyGraph does so itself).",
+            argument=path,
+            expected=spec,
+            got=x,
+        )
+
+    return input_check
 
 
 def make_guard_failed(

@@ -11,7 +11,13 @@ from typing import Any, TextIO
 
 from ivytrace_ir import DEFAULT_ALLOWLIST, Allowlist, Graph, TensorSpec, verify
 
-from ._runtime import make_guard_failed, make_mismatch, make_on_error, make_value_guard
+from ._runtime import (
+    make_guard_failed,
+    make_input_check,
+    make_mismatch,
+    make_on_error,
+    make_value_guard,
+)
 from .codegen import generate
 
 __all__ = ["CompiledGraph", "compile_graph"]
@@ -120,6 +126,7 @@ def compile_graph(graph: Graph, *, allow: Allowlist = DEFAULT_ALLOWLIST) -> Comp
         "mismatch": make_mismatch(name),
         "guard_failed": make_guard_failed(name, gen.guards),
         "value_guard": make_value_guard(name, gen.value_guards),
+        "input_check": make_input_check(name, tuple(v.spec for v in graph.inputs)),
     }
     namespace: dict[str, Any] = {
         "__builtins__": builtins,

@@ -9,10 +9,10 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from ivytrace_ir import Node, TreeDef, Value, is_structseq
+from ivytrace_ir import Node, TensorSpec, TreeDef, Value, is_structseq
 
 from ._naming import is_name, sanitize
-from ._runtime import LineInfo
+from ._runtime import LineInfo, describe_spec, native_dtype
 from .errors import CompileError
 
 
@@ -88,6 +88,7 @@ class Trees:
         kind = tree.kind
         if kind == "leaf":
             self.var[self.g.inputs[offset].id] = holder
+            self._check_leaf(offset, holder, path)
             return
         if kind in ("none", "static"):
             self._check_static(tree, holder, path)
@@ -146,6 +147,30 @@ class Trees:
             f"if {cond}: raise {mismatch}({path!r}, {expected}, {name})",
             self._input_info(path, tree),
             reads=[name],
+        )
+
+    def _check_leaf(self, index: int, name: str, path: str) -> None:
+        """Array input ``index`` (in local ``name``) must still be an array of the traced
+        framework, rank and dtype: ``if x.dtype is not D or x.ndim != R`` (two attribute
+        reads per call), and only where that fails the ``input_check`` helper looks closer
+        and raises :class:`InputMismatch` naming the input. ``None`` or a Python number has
+        no ``dtype``: the ``AttributeError`` becomes the same error in ``on_error``."""
+        spec = self.g.inputs[index].spec
+        if not isinstance(spec, TensorSpec):
+            return
+        dt = native_dtype(spec)
+        conds = []
+        if dt is not None:
+            ref = f"{spec.framework}.{spec.dtype}" if spec.framework == "torch" else repr(dt)
+            dname = self.bind(
+                ("dtype", spec.framework, spec.dtype), sanitize(spec.dtype, "dt"), dt, ref
+            )
+            conds.append(f"{name}.dtype is not {dname}")
+        conds.append(f"{name}.ndim != {len(spec.shape)}")
+        check = self.helper("input_check")
+        info = LineInfo("input", f"input {path}", "", structure=describe_spec(spec))
+        self.emit(
+            f"if {' or '.join(conds)}: {check}({index}, {name}, {path!r})", info, reads=[name]
         )
 
     def _out_base(self, node: Node) -> str:
