@@ -324,3 +324,48 @@ def test_output_dir_writes_on_translation_and_save_refuses_before_one(tmp_path):
     net = Network().eval()
     ivy.transpile(net, target="numpy", args=(torch.randn(2, 3),), output_dir=tmp_path / "out")
     assert (tmp_path / "out" / "network_numpy" / "model.py").is_file()
+
+
+@pytest.mark.parametrize("model", ("network", "conv_net"))
+def test_a_class_translated_to_tensorflow_is_a_keras_layer_that_fine_tunes(model):
+    """``ivy.transpile(Network, target="tensorflow")`` is a Keras layer class: its weights
+    are drawn by torch's default initialisation (equal to torch's under the same seed),
+    its trainable variables are torch's parameters (count, name, elements), and one SGD
+    step taken with tf.GradientTape moves it as the same step moves torch."""
+    import keras
+    import tensorflow as tf
+
+    cls = Network if model == "network" else ConvNet
+    TFModel = ivy.transpile(cls, source="torch", target="tensorflow")
+    assert isinstance(TFModel, type) and issubclass(TFModel, keras.layers.Layer)
+    torch.manual_seed(1)
+    layer = TFModel()
+    torch.manual_seed(1)
+    net = cls().eval()
+    _, traced, new = _build(model)
+    x = torch.randn(*traced)
+    np.testing.assert_allclose(
+        np.asarray(layer(tf.constant(x.numpy()))), net(x).detach().numpy(), atol=1e-5
+    )
+    named = dict(net.named_parameters())
+    assert [v.name for v in layer.trainable_variables] == list(named)
+    layouts = {}
+    for v in layer.trainable_variables:
+        p = named[v.name].detach().numpy()
+        layouts[v.name] = _layout(p, np.asarray(v))  # asserts the values are torch's
+    buffers = {v.name for v in layer.non_trainable_variables}
+    assert buffers == ({"bn.running_mean", "bn.running_var"} if model == "conv_net" else set())
+
+    x2 = torch.randn(*new)  # another batch size: translated again, same variables
+    weight = torch.randn(net(x2).shape)
+    want = _torch_grads(net, x2, weight)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(layer(tf.constant(x2.numpy())) * tf.constant(weight.numpy()))
+    grads = tape.gradient(loss, layer.trainable_variables)
+    for v, g in zip(layer.trainable_variables, grads, strict=True):
+        np.testing.assert_allclose(np.asarray(g), layouts[v.name](want[v.name]), atol=1e-4)
+    keras.optimizers.SGD(0.1).apply_gradients(zip(grads, layer.trainable_variables))
+    torch.optim.SGD(net.parameters(), lr=0.1).step()
+    np.testing.assert_allclose(
+        np.asarray(layer(tf.constant(x2.numpy()))), net(x2).detach().numpy(), atol=1e-4
+    )

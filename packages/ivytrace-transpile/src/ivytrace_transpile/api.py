@@ -141,14 +141,19 @@ class TranslatedCallable:
         assert entry is not None
         tr, compiled = entry
         try:
-            return compiled.fn(tr.params, *args, **kwargs)
+            return compiled.fn(self.weights_for(tr), *args, **kwargs)
         except GuardFailure:
             if not self.lazy:
                 raise
             del self._entries[key]
             self.translate(args, kwargs)
             tr, compiled = self._entries[key]
-            return compiled.fn(tr.params, *args, **kwargs)
+            return compiled.fn(self.weights_for(tr), *args, **kwargs)
+
+    def weights_for(self, tr: Translation) -> Mapping[str, Any]:
+        """The weights a call of ``tr`` is passed, by ``state_dict`` key: its converted
+        arrays (a Keras class translation passes its variables instead)."""
+        return tr.params
 
     @property
     def translation(self) -> Translation:
@@ -228,6 +233,11 @@ def _refuse_training_dependence(fn: Any, graph: Any) -> None:
             "dropout masks, batch statistics, running-stat updates); call .eval() before "
             "translating:\n" + "\n".join(dict.fromkeys(found))
         )
+
+
+def _is_torch_module_class(obj: type) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and issubclass(obj, torch.nn.Module)
 
 
 def _source_of(obj: Any) -> str:
@@ -322,6 +332,10 @@ def transpile(
         raise NotImplementedError(
             f"translating from {src} is not built yet: the rule table covers torch code"
         )
+    if isinstance(obj, type) and target == "tensorflow" and _is_torch_module_class(obj):
+        from .classes import keras_class
+
+        return keras_class(obj, validate, output_dir)
     if isinstance(obj, type):
         return _class_translation(obj, target, src, validate, output_dir)
     if not callable(obj):

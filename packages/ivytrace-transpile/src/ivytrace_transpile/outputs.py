@@ -42,7 +42,13 @@ from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef, to_numpy
 
 from .errors import TranspileError
 
-__all__ = ["DEFAULT_OUTPUT_DIR", "PackageFiles", "render_package", "write_package"]
+__all__ = [
+    "DEFAULT_OUTPUT_DIR",
+    "PackageFiles",
+    "render_package",
+    "snake_name",
+    "write_package",
+]
 
 DEFAULT_OUTPUT_DIR = "Translated_Outputs"
 """Where :meth:`TranslatedCallable.save` writes when given no directory (in the cwd)."""
@@ -63,7 +69,8 @@ class PackageFiles:
     """File name -> arrays by key (``weights.safetensors``, ``constants.safetensors``)."""
 
 
-def _snake(name: str) -> str:
+def snake_name(name: str) -> str:
+    """``ConvNet`` -> ``conv_net``: a package or layer name from a class name."""
     s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
     s = re.sub(r"\W+", "_", s).strip("_").lower()
     return s if s.isidentifier() else f"m_{s}"
@@ -119,14 +126,15 @@ def standalone_graph(graph: Graph, params: dict[str, Any], fn: Any, keep_params:
 
 
 def _numpy(x: Any) -> np.ndarray:
-    return np.ascontiguousarray(np.asarray(to_numpy(x)))
+    """An array (or a variable holding one) as a contiguous numpy array."""
+    return np.ascontiguousarray(np.asarray(to_numpy(x) if hasattr(x, "shape") else x))
 
 
 def _state(translated: Any) -> tuple[dict[str, np.ndarray], dict[str, bool]]:
     """Every array the package holds, by ``state_dict`` key, and whether it is trainable:
     the translation's (in the target's layout), then the module's other parameters (read
     by no traced call; kept so that the parameters match torch's in count and name)."""
-    arrays = {k: _numpy(v) for k, v in translated.params.items()}
+    arrays = {k: _numpy(v) for k, v in translated.weights_for(translated.translation).items()}
     trainable = dict.fromkeys(arrays, False)
     module = translated._fn
     named = getattr(module, "named_parameters", None)
@@ -253,7 +261,7 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
         [_header(cls_name, target), *sort_imports(imports), "", *preamble, "", "", *body]
     )
     text = text.rstrip("\n") + "\n"
-    pkg = name or f"{_snake(cls_name)}_{target}"
+    pkg = name or f"{snake_name(cls_name)}_{target}"
     init = (
         f'"""{cls_name} translated from torch to {target} by ivytrace (see README.md)."""\n\n'
         f"from .model import {', '.join(exported)}\n\n"
