@@ -13,27 +13,24 @@ path when the function runs, and nothing is interpreted.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import os
-import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from ivytrace_ir import (
     Allowlist,
-    Const,
     Graph,
     Node,
-    Opaque,
     OpNameError,
-    Symbol,
     TensorSpec,
     TreeDef,
     Value,
     iter_arg_leaves,
-    resolve,
 )
+from ivytrace_ir.lowering import STATEMENT_KINDS, Lowered, LoweringError, lower
+from ivytrace_ir.opfacts import op_record
 
 from ._naming import Namer, is_name, sanitize
 from ._runtime import LineInfo, ValueGuard
@@ -44,42 +41,6 @@ from .trees import Trees
 
 __all__ = ["GeneratedSource", "generate"]
 
-# ---------------------------------------------------------------- operator tables
-_BINARY = MappingProxyType({
-    "__add__": "+", "__sub__": "-", "__mul__": "*", "__matmul__": "@", "__truediv__": "/",
-    "__floordiv__": "//", "__mod__": "%", "__pow__": "**", "__and__": "&", "__or__": "|",
-    "__xor__": "^", "__lshift__": "<<", "__rshift__": ">>", "__eq__": "==", "__ne__": "!=",
-    "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=",
-})  # fmt: skip
-_REFLECTED = MappingProxyType({
-    "__radd__": "+", "__rsub__": "-", "__rmul__": "*", "__rmatmul__": "@",
-    "__rtruediv__": "/", "__rfloordiv__": "//", "__rmod__": "%", "__rpow__": "**",
-    "__rand__": "&", "__ror__": "|", "__rxor__": "^", "__rlshift__": "<<", "__rrshift__": ">>",
-})  # fmt: skip
-_UNARY = MappingProxyType({"__neg__": "-", "__pos__": "+", "__invert__": "~"})
-_BUILTIN_UNARY = MappingProxyType({
-    "__abs__": "abs", "__len__": "len", "__bool__": "bool", "__int__": "int",
-    "__float__": "float", "__complex__": "complex",
-})  # fmt: skip
-_OPERATOR_BINARY = MappingProxyType({
-    "add": "+", "sub": "-", "mul": "*", "matmul": "@", "truediv": "/", "floordiv": "//",
-    "mod": "%", "pow": "**", "and_": "&", "or_": "|", "xor": "^", "lshift": "<<",
-    "rshift": ">>", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-})  # fmt: skip
-_OPERATOR_UNARY = MappingProxyType(
-    {"neg": "-", "pos": "+", "invert": "~", "inv": "~", "not_": "not "}
-)
-
-_STATEMENT_KINDS = frozenset({"setitem", "setattr", "attr_set", "guard"})
-
-_CONVERSION_OPS = MappingProxyType({
-    "builtins.bool": "bool", "builtins.int": "int", "builtins.float": "float",
-    "builtins.complex": "complex", "operator.index": "index",
-})  # fmt: skip
-_CONVERSION_DUNDERS = MappingProxyType({
-    "__bool__": "bool", "__int__": "int", "__float__": "float", "__complex__": "complex",
-    "__index__": "index",
-})  # fmt: skip
 _STAGED_FRAMEWORKS = frozenset({"tensorflow", "jax"})
 """Frameworks whose compilers trace the generated function with value-less arrays: a guard
 on an array's value is written as ``value_guard(...)`` for their arrays (see ``_runtime``).
@@ -87,18 +48,9 @@ torch.compile runs ``bool(t)`` itself (a graph break) and numpy has no compiler:
 guards stay inline."""
 
 
-@dataclass(slots=True)
-class _Plan:
-    """How one node is rendered."""
-
-    kind: str
-    """``call`` (a bound global), ``builtin`` (a builtin by name), ``method``
-    (``arg0.name(...)``), ``attr`` (``arg0.name``), ``attr_set``, ``binop``, ``unop``,
-    ``getitem``, ``setitem``, ``getattr``, ``setattr``, ``guard``."""
-    name: str = ""
-    """The global, builtin, attribute or method name, or the operator's symbol."""
-    swap: bool = False
-    """A reflected operator: the operands are written the other way round."""
+_Plan = Lowered
+"""How one node is written: the shared lowering's answer, with a ``call``'s ``name`` the
+global its callable is bound to."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,26 +74,6 @@ class GeneratedSource:
     """Guard node index -> (note, source location), for guard failure messages."""
     value_guards: dict[int, ValueGuard] = field(default_factory=dict)
     """Guard node index -> the value guard it is written as (``value_guard(i, x, want)``)."""
-
-
-def _owner_object(owner_name: str) -> Any:
-    """The already imported module or class a resolved op name lives in (or ``None``)."""
-    parts = owner_name.split(".")
-    for cut in range(len(parts), 0, -1):
-        obj = sys.modules.get(".".join(parts[:cut]))
-        if obj is None:
-            continue
-        try:
-            for p in parts[cut:]:
-                obj = getattr(obj, p)
-        except AttributeError:
-            return None
-        return obj
-    return None
-
-
-def _is_ir_ref(a: Any) -> bool:
-    return isinstance(a, Value | Const | Symbol | Opaque)
 
 
 def _src_comment(node: Node) -> str:
@@ -198,66 +130,17 @@ class _Codegen(Exprs, Trees):
 
     # ------------------------------------------------------------ nodes
     def plan(self, i: int, node: Node) -> _Plan:
-        op, args, has_kw = node.op, node.args, bool(node.kwargs)
-        nargs = len(args)
-        if op == "ivytrace.getattr":
-            return _Plan("getattr", args[1])
-        if op == "ivytrace.setattr":
-            return _Plan("setattr", args[1])
-        if op == "ivytrace.getitem":
-            return _Plan("getitem")
-        if op == "ivytrace.guard":
-            return _Plan("guard")
+        """How ``node`` is written (:func:`ivytrace_ir.lowering.lower`), with the callable of
+        a ``call`` bound to a global."""
         try:
-            obj = resolve(op, self.allow)
+            low = lower(node, self.allow)
         except OpNameError as exc:
-            raise CompileError(f"node [{i}] {op}: {exc}", i) from exc
-        owner_name, attr = op.rsplit(".", 1)
-        if owner_name == "builtins":
-            return _Plan("builtin", attr)
-        if owner_name == "operator" and not has_kw:
-            if attr in _OPERATOR_BINARY and nargs == 2:
-                return _Plan("binop", _OPERATOR_BINARY[attr])
-            if attr in _OPERATOR_UNARY and nargs == 1:
-                return _Plan("unop", _OPERATOR_UNARY[attr])
-            if attr == "getitem" and nargs == 2:
-                return _Plan("getitem")
-        owner = _owner_object(owner_name)
-        if isinstance(owner, type):
-            static = inspect.getattr_static(owner, attr, None)
-            if isinstance(static, staticmethod | classmethod):
-                return _Plan("call", self._bind_op(op, obj))
-            if not callable(obj):  # a property, getset or member descriptor, a class attribute
-                if nargs == 1 and not has_kw:
-                    return _Plan("attr", attr)
-                if nargs == 2 and not has_kw:
-                    return _Plan("attr_set", attr)
-                raise CompileError(
-                    f"node [{i}] {op} is an attribute, but the node passes it "
-                    f"{nargs} arguments{' and keywords' if has_kw else ''}",
-                    i,
-                )
-            if not has_kw:
-                if attr in _BINARY and nargs == 2:
-                    return _Plan("binop", _BINARY[attr])
-                if attr in _REFLECTED and nargs == 2:
-                    return _Plan("binop", _REFLECTED[attr], swap=True)
-                if attr in _UNARY and nargs == 1:
-                    return _Plan("unop", _UNARY[attr])
-                if attr in _BUILTIN_UNARY and nargs == 1:
-                    return _Plan("builtin", _BUILTIN_UNARY[attr])
-                if attr == "__contains__" and nargs == 2:
-                    return _Plan("binop", "in", swap=True)
-                if attr == "__getitem__" and nargs == 2:
-                    return _Plan("getitem")
-                if attr == "__setitem__" and nargs == 3:
-                    return _Plan("setitem")
-            if nargs >= 1 and _is_ir_ref(args[0]):
-                # ``x.reshape(...)`` dispatches on the runtime type, as the user's code did:
-                # the class's own entry may be an abstract stub (``jax.Array.reshape``) that
-                # a tracer, a subclass or a numpy scalar does not go through.
-                return _Plan("method", attr)
-        return _Plan("call", self._bind_op(op, obj))
+            raise CompileError(f"node [{i}] {node.op}: {exc}", i) from exc
+        except LoweringError as exc:
+            raise CompileError(f"node [{i}] {exc}", i) from exc
+        if low.kind == "call":
+            return replace(low, name=self._bind_op(node.op, low.callee))
+        return low
 
     def prebind(self) -> None:
         """Bind every global the body will need before any value is named, so that globals
@@ -324,8 +207,11 @@ class _Codegen(Exprs, Trees):
                 continue
             conv_node = nodes[j]
             op = conv_node.op
-            conv = _CONVERSION_OPS.get(op) or _CONVERSION_DUNDERS.get(op.rsplit(".", 1)[-1])
-            if conv is None or len(conv_node.args) != 1 or conv_node.kwargs:
+            conversion = op_record(op).conversion
+            if conversion is None or not conversion.reads_value:
+                continue
+            conv = conversion.builtin
+            if len(conv_node.args) != 1 or conv_node.kwargs:
                 continue
             x = conv_node.args[0]
             if type(x) is not Value or not isinstance(x.spec, TensorSpec):
@@ -344,55 +230,16 @@ class _Codegen(Exprs, Trees):
             self.value_guards[i] = ValueGuard(conv, x.spec.framework, n.meta.note, n.meta.source)
 
     def node(self, i: int, node: Node, plan: _Plan) -> None:
-        a = node.args
+        """Write one node: the text :data:`_WRITERS` gives for its lowered kind, as a statement
+        or assigned to its results."""
         info = LineInfo("node", f"node [{i}] {node.op}", "", i, node.op, node.meta.source)
         comment = _src_comment(node)
-        k = plan.kind
-        if k in _STATEMENT_KINDS:
-            if k == "setitem":
-                text = f"{self.receiver(a[0])}[{self.index(a[1])}] = {self.arg(a[2]).text}"
-            elif k == "setattr" and not is_name(plan.name):
-                fn = self.builtin("setattr")
-                text = f"{fn}({self.receiver(a[0])}, {plan.name!r}, {self.arg(a[2]).text})"
-            elif k == "setattr":
-                text = f"{self.receiver(a[0])}.{plan.name} = {self.arg(a[2]).text}"
-            elif k == "attr_set":
-                text = f"{self.receiver(a[0])}.{plan.name} = {self.arg(a[1]).text}"
-            elif i in self.lowered:  # a guard on an array's value
-                x = self.lowered[i]
-                vg = self.helper("value_guard")
-                text = f"{vg}({i}, {self.arg(x).text}, {self.arg(a[1]).text})"
-            else:  # guard
-                self.guards[i] = (node.meta.note, node.meta.source)
-                got, want = self.operand(a[0]), self.operand(a[1])
-                fail = self.helper("guard_failed")
-                text = f"if {got} != {want}: raise {fail}({i}, {got}, {want})"
+        text = _WRITERS[plan.kind](self, i, node.args, node, plan)
+        if plan.kind in STATEMENT_KINDS:
             self.emit(text, info, comment=comment)
             self._alias_outputs(i, node)
-            return
-        if k == "call":
-            expr = f"{plan.name}({self.call_args(a, node.kwargs)})"
-        elif k == "builtin":
-            expr = f"{self.builtin(plan.name)}({self.call_args(a, node.kwargs)})"
-        elif k == "method":
-            recv = self.receiver(a[0])
-            expr = f"{recv}.{plan.name}({self.call_args(a[1:], node.kwargs)})"
-        elif k == "attr":
-            expr = f"{self.receiver(a[0])}.{plan.name}"
-        elif k == "getattr" and not is_name(plan.name):
-            expr = f"{self.builtin('getattr')}({self.receiver(a[0])}, {plan.name!r})"
-        elif k == "getattr":
-            expr = f"{self.receiver(a[0])}.{plan.name}"
-        elif k == "getitem":
-            expr = f"{self.receiver(a[0])}[{self.index(a[1])}]"
-        elif k == "binop":
-            lhs, rhs = (a[1], a[0]) if plan.swap else (a[0], a[1])
-            expr = f"{self.operand(lhs)} {plan.name} {self.operand(rhs)}"
-        elif k == "unop":
-            expr = f"{plan.name}{self.operand(a[0])}"
-        else:  # pragma: no cover - plans are made above
-            raise CompileError(f"node [{i}] {node.op}: unknown rendering {k!r}", i)
-        self._assign(i, node, expr, info, comment)
+        else:
+            self._assign(i, node, text, info, comment)
 
     def _alias_outputs(self, i: int, node: Node) -> None:
         """A statement op's single output is the new version of its first argument."""
@@ -458,6 +305,54 @@ class _Codegen(Exprs, Trees):
             self.guards,
             self.value_guards,
         )
+
+
+def _guard(cg: _Codegen, i: int, a: tuple[Any, ...], node: Node, plan: _Plan) -> str:
+    if i in cg.lowered:  # a guard on an array's value
+        vg = cg.helper("value_guard")
+        return f"{vg}({i}, {cg.arg(cg.lowered[i]).text}, {cg.arg(a[1]).text})"
+    cg.guards[i] = (node.meta.note, node.meta.source)
+    got, want = cg.operand(a[0]), cg.operand(a[1])
+    return f"if {got} != {want}: raise {cg.helper('guard_failed')}({i}, {got}, {want})"
+
+
+def _attribute(cg: _Codegen, recv: Any, name: str, *value: Any) -> str:
+    """``recv.name`` (``= value``), or ``getattr``/``setattr`` for a name that is no identifier."""
+    new = [cg.arg(v).text for v in value]
+    if not is_name(name):
+        fn = cg.builtin("setattr" if new else "getattr")
+        return f"{fn}({', '.join([cg.receiver(recv), repr(name), *new])})"
+    return " = ".join([f"{cg.receiver(recv)}.{name}", *new])
+
+
+def _binop(cg: _Codegen, i: int, a: tuple[Any, ...], node: Node, plan: _Plan) -> str:
+    lhs, rhs = (a[1], a[0]) if plan.swap else (a[0], a[1])
+    return f"{cg.operand(lhs)} {plan.name} {cg.operand(rhs)}"
+
+
+_Writer = Callable[[_Codegen, int, tuple[Any, ...], Node, _Plan], str]
+_WRITERS: Mapping[str, _Writer] = MappingProxyType(
+    {
+        "call": lambda cg, i, a, n, p: f"{p.name}({cg.call_args(a, n.kwargs)})",
+        "builtin": lambda cg, i, a, n, p: f"{cg.builtin(p.name)}({cg.call_args(a, n.kwargs)})",
+        "method": lambda cg, i, a, n, p: (
+            f"{cg.receiver(a[0])}.{p.name}({cg.call_args(a[1:], n.kwargs)})"
+        ),
+        "attr": lambda cg, i, a, n, p: f"{cg.receiver(a[0])}.{p.name}",
+        "attr_set": lambda cg, i, a, n, p: f"{cg.receiver(a[0])}.{p.name} = {cg.arg(a[1]).text}",
+        "getattr": lambda cg, i, a, n, p: _attribute(cg, a[0], p.name),
+        "setattr": lambda cg, i, a, n, p: _attribute(cg, a[0], p.name, a[2]),
+        "getitem": lambda cg, i, a, n, p: f"{cg.receiver(a[0])}[{cg.index(a[1])}]",
+        "setitem": lambda cg, i, a, n, p: (
+            f"{cg.receiver(a[0])}[{cg.index(a[1])}] = {cg.arg(a[2]).text}"
+        ),
+        "binop": _binop,
+        "unop": lambda cg, i, a, n, p: f"{p.name}{cg.operand(a[0])}",
+        "guard": _guard,
+    }
+)
+"""How each kind of lowered call (:mod:`ivytrace_ir.lowering`) is written: the statement
+(``STATEMENT_KINDS``) or the expression assigned to the node's results."""
 
 
 def generate(graph: Graph, allow: Allowlist) -> GeneratedSource:

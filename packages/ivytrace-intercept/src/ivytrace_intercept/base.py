@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from ivytrace_ir import Value, framework_of, iter_arg_leaves, map_arg
+from ivytrace_ir.opfacts import CONVERSION_DUNDERS, CONVERSIONS
 
 from .recorder import Recorder
 from .registry import REGISTRY
@@ -40,24 +42,11 @@ class UnrecordedArrayWarning(UserWarning):
     call: the graph holds it as a constant, which is wrong if it depended on the inputs."""
 
 
-LEAVING = {
-    "builtins.len": "len() of an array was used by Python code",
-    "builtins.bool": "the truth of an array decided Python control flow",
-    "builtins.int": "int() of an array left the graph",
-    "builtins.float": "float() of an array left the graph",
-    "builtins.complex": "complex() of an array left the graph",
-    "operator.index": "an array was used as a Python index or count",
-}
-"""Calls whose result Python turns into a plain value (the tracking is lost): guarded."""
+LEAVING: Mapping[str, str] = MappingProxyType({n: c.why for n, c in CONVERSIONS.items()})
+"""Calls whose result Python turns into a plain value (the tracking is lost): guarded, for
+the reason the registry gives (:data:`ivytrace_ir.opfacts.CONVERSIONS`)."""
 
-LEAVING_DUNDERS = {
-    "__len__": "builtins.len",
-    "__bool__": "builtins.bool",
-    "__int__": "builtins.int",
-    "__float__": "builtins.float",
-    "__complex__": "builtins.complex",
-    "__index__": "operator.index",
-}
+LEAVING_DUNDERS = CONVERSION_DUNDERS
 """Array dunders of :data:`LEAVING` calls -> the name recorded for them (``len(x)`` is
 ``builtins.len(x)``: the array classes of JAX and numpy do not all name these publicly)."""
 

@@ -39,6 +39,7 @@ import sys
 from typing import Any
 
 from ivytrace_ir import Symbol, Value, iter_arg_leaves
+from ivytrace_ir.opfacts import draw_kind
 
 from .base import LEAVING_DUNDERS, PatchingInterceptor
 from .recorder import Recorder
@@ -48,8 +49,7 @@ from .wrappers import (
     class_attribute,
     function_wrapper,
     method_wrapper,
-    module_callables,
-    original_of,
+    public_callables,
 )
 
 __all__ = ["JaxInterceptor"]
@@ -58,10 +58,6 @@ _VAR = REGISTRY.var("jax")
 _NAMESPACES = (
     "jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.nn", "jax.lax", "jax.random",
     "jax.scipy.special",
-)  # fmt: skip
-_NOT_DRAWS = frozenset(
-    {"PRNGKey", "key", "split", "fold_in", "key_data", "wrap_key_data", "key_impl", "clone",
-     "default_prng_impl", "threefry_2x32", "threefry2x32_key", "rbg_key", "unsafe_rbg_key"}
 )  # fmt: skip
 _QUIET = frozenset(
     {
@@ -123,10 +119,11 @@ class JaxInterceptor(PatchingInterceptor):
             mod = sys.modules.get(ns)
             if mod is None:
                 continue
-            for attr, obj in module_callables(mod):
-                name = f"{ns}.{attr}"
-                if allowed(name) and not attr.endswith("_p"):
-                    out.append((mod, attr, function_wrapper(original_of(obj), name, _VAR)))
+            out += [
+                (mod, attr, function_wrapper(orig, name, _VAR))
+                for attr, orig, name in public_callables(mod, ns)
+                if not attr.endswith("_p")  # primitives
+            ]
         arr = self._array_type
         attrs = {a for a in vars(jax.Array) if not a.startswith("_")}
         attrs |= {a for a in dir(jax.Array) if a.startswith("__") and allowed(f"jax.Array.{a}")}
@@ -163,7 +160,7 @@ class JaxInterceptor(PatchingInterceptor):
     def flags(
         self, name: str, call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> dict[str, Any]:
-        if not name.startswith("jax.random.") or name.rsplit(".", 1)[1] in _NOT_DRAWS:
+        if draw_kind(name, args, kwargs) != "key":  # a draw from a key (the registry says)
             return {}
         key = kwargs.get("key", args[0] if args else None)
         return {"generator": not self.input_derived(key)}

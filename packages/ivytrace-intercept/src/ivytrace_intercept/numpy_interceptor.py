@@ -51,8 +51,7 @@ from .wrappers import (
     class_attribute,
     descriptor_call,
     function_wrapper,
-    module_callables,
-    original_of,
+    public_callables,
 )
 
 __all__ = ["NumpyInterceptor", "TracedArray", "numpy_name_of"]
@@ -95,11 +94,8 @@ def _names() -> dict[int, tuple[Any, str]]:
     table: dict[int, tuple[Any, str]] = {}
     for modname in _NAMESPACES:
         mod = importlib.import_module(modname)
-        for attr, obj in module_callables(mod):
-            obj = original_of(obj)
-            name = f"{modname}.{attr}"
-            if allowed(name):
-                table.setdefault(id(obj), (obj, name))
+        for _, obj, name in public_callables(mod, modname):
+            table.setdefault(id(obj), (obj, name))
     return table
 
 
@@ -266,12 +262,11 @@ class NumpyInterceptor(PatchingInterceptor):
         out = []
         for modname in _NAMESPACES:
             mod = importlib.import_module(modname)
-            for attr, obj in module_callables(mod):
-                orig = original_of(obj)
-                name = f"{modname}.{attr}"
-                if isinstance(orig, np.ufunc) or not allowed(name):
-                    continue
-                out.append((mod, attr, function_wrapper(orig, name, _VAR)))
+            out += [
+                (mod, attr, function_wrapper(orig, name, _VAR))
+                for attr, orig, name in public_callables(mod, modname)
+                if not isinstance(orig, np.ufunc)
+            ]
         return out
 
     def owners(self) -> tuple[Any, ...]:

@@ -37,6 +37,7 @@ import sys
 from typing import Any
 
 from ivytrace_ir import LEAF, Symbol, TreeDef, Value
+from ivytrace_ir.opfacts import draw_kind, name_mutates
 
 from .base import LEAVING_DUNDERS, PatchingInterceptor
 from .recorder import Recorder
@@ -46,8 +47,8 @@ from .wrappers import (
     class_attribute,
     function_wrapper,
     method_wrapper,
-    module_callables,
     original_of,
+    public_callables,
     quiet_wrapper,
 )
 
@@ -73,11 +74,6 @@ _TENSOR_EXTRA = ("__iter__", "__repr__", "__str__", "__format__", "__array__", "
 _TENSOR_PROPS = ("shape", "dtype", "ndim")
 _TENSOR_METHODS = ("get_shape",)
 _VARIABLE_METHODS = ("assign", "assign_add", "assign_sub", "read_value", "value", "numpy")
-_ASSIGNS = frozenset({"assign", "assign_add", "assign_sub"})
-_NOT_DRAWS = frozenset(
-    {"set_seed", "get_global_generator", "set_global_generator", "create_rng_state", "fold_in",
-     "split"}
-)  # fmt: skip
 
 
 def _tf() -> Any:
@@ -89,30 +85,6 @@ def _namespace(name: str) -> Any:
     for part in name.split(".")[1:]:
         mod = vars(mod).get(part) or getattr(mod, part)
     return mod
-
-
-def _draw_kind(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    """``"draw"`` (always a generator), ``"seed"`` (stateless: a function of its seed), or
-    ``None``."""
-    ns, attr = name.rsplit(".", 1)
-    if ns == "tensorflow.random":
-        if attr in _NOT_DRAWS:
-            return None
-        return "seed" if attr.startswith("stateless_") else "draw"
-    if ns == "tensorflow.image":
-        if attr.startswith("random_"):
-            return "draw"
-        if attr.startswith("stateless_random_"):
-            return "seed"
-    if ns == "tensorflow.nn":
-        if attr.endswith("candidate_sampler"):
-            return "draw"
-        if attr in ("dropout", "experimental_stateless_dropout"):
-            rate = kwargs.get("rate", args[1] if len(args) > 1 else None)
-            if isinstance(rate, int | float) and rate == 0:
-                return None
-            return "seed" if attr.startswith("experimental_stateless") else "draw"
-    return None
 
 
 @functools.lru_cache(maxsize=512)
@@ -182,10 +154,10 @@ class TFInterceptor(PatchingInterceptor):
                 mod = _namespace(ns)
             except AttributeError:  # pragma: no cover - a namespace this version lacks
                 continue
-            for attr, obj in module_callables(mod):
-                name = f"{ns}.{attr}"
-                if allowed(name):
-                    out.append((mod, attr, function_wrapper(original_of(obj), name, _VAR)))
+            out += [
+                (mod, attr, function_wrapper(orig, name, _VAR))
+                for attr, orig, name in public_callables(mod, ns)
+            ]
         eager = self._eager_type
         attrs = set(tf.Tensor.OVERLOADABLE_OPERATORS) | set(_LEAVING_DUNDERS)
         attrs |= {*_TENSOR_EXTRA, *_TENSOR_PROPS, *_TENSOR_METHODS}
@@ -242,9 +214,10 @@ class TFInterceptor(PatchingInterceptor):
     def flags(
         self, name: str, call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> dict[str, Any]:
-        if name.startswith("tensorflow.Variable.") and name.rsplit(".", 1)[-1] in _ASSIGNS:
-            return {"mutates": (0,)}
-        kind = _draw_kind(name, args, kwargs)
+        mutates = name_mutates(name, args, kwargs)  # ``Variable.assign*``
+        if mutates:
+            return {"mutates": mutates}
+        kind = draw_kind(name, args, kwargs)
         if kind == "draw":
             return {"generator": True}
         if kind == "seed":

@@ -15,9 +15,9 @@ import types
 from typing import Any
 
 from ivytrace_ir import LEAF, NodeMeta, ObjectSpec, Symbol, TreeDef, Value, spec_of
-from ivytrace_ir.opfacts import draws_random, name_mutates
+from ivytrace_ir.opfacts import CONVERSION_DUNDERS, draws_random, name_mutates
 
-from .base import holds_array
+from .base import LEAVING, holds_array
 from .recorder import Recorder, TraceError
 
 __all__ = ["TorchInterceptor", "torch_name_of", "torch_names"]
@@ -32,10 +32,7 @@ _PASSTHROUGH = frozenset(
     }
 )  # fmt: skip
 # Results that Python converts to a plain int/float/bool (the subclass is lost): guard.
-_LEAVES_GRAPH = frozenset(
-    {"torch.Tensor.__len__", "torch.Tensor.__int__", "torch.Tensor.__float__", "torch.Tensor.__index__",
-     "torch.Tensor.__bool__", "torch.Tensor.__complex__"}
-)  # fmt: skip
+_LEAVES_GRAPH = frozenset(f"torch.Tensor.{dunder}" for dunder in CONVERSION_DUNDERS)
 
 
 @functools.lru_cache(maxsize=1)
@@ -322,8 +319,5 @@ class TorchInterceptor:
     def _record_leaving(self, name: str, args: tuple[Any, ...], result: Any) -> Any:
         """``len(x)``, ``int(x)``, ``bool(x)``...: Python drops any tracking of the result,
         so the graph recomputes it and guards that it is unchanged."""
-        why = {
-            "torch.Tensor.__len__": "len() of an array was used by Python code",
-            "torch.Tensor.__bool__": "the truth of an array decided Python control flow",
-        }.get(name, f"{name.rsplit('.', 1)[-1].strip('_')}() of an array left the graph")
+        why = LEAVING[CONVERSION_DUNDERS[name.rsplit(".", 1)[-1]]]
         return self.rec.record_call(name, args, {}, result, track_scalars=False, guard_why=why)

@@ -31,6 +31,7 @@ __all__ = [
     "method_wrapper",
     "module_callables",
     "original_of",
+    "public_callables",
     "quiet_wrapper",
 ]
 
@@ -171,6 +172,15 @@ def module_callables(mod: Any) -> Iterator[tuple[str, Any]]:
         if not callable(obj):
             continue
         yield attr, obj
+
+
+def public_callables(mod: Any, namespace: str) -> Iterator[tuple[str, Any, str]]:
+    """(attribute, original callable, public name) for each callable of ``mod`` (known as
+    ``namespace``) whose name a graph may hold."""
+    for attr, obj in module_callables(mod):
+        name = f"{namespace}.{attr}"
+        if allowed(name):
+            yield attr, original_of(obj), name
 
 
 def class_attribute(cls: type, attr: str) -> Any:

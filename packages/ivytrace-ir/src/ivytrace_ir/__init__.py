@@ -31,7 +31,7 @@ from .pytree import (
     qualified_name,
     unflatten,
 )
-from .resolve import DEFAULT_ALLOWLIST, Allowlist, OpNameError, check_name, resolve
+from .resolve import DEFAULT_ALLOWLIST, Allowlist, OpNameError, check_name, owner_of, resolve
 from .safety import DEFAULT_CONTAINER_MODULES
 from .values import (
     Arg,
@@ -98,6 +98,7 @@ __all__ = [
     "iter_arg_leaves",
     "load",
     "map_arg",
+    "owner_of",
     "qualified_name",
     "resolve",
     "save",

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .opfacts import STRUCTURAL_OPS
 from .pytree import LEAF, TreeDef
 from .values import (
     Arg,
@@ -36,14 +37,9 @@ __all__ = [
 FORMAT_VERSION = 1
 """Version of the saved format this code writes and the newest it reads."""
 
-PRIM_OPS = frozenset({"ivytrace.getattr", "ivytrace.setattr", "ivytrace.getitem", "ivytrace.guard"})
-"""Structural operations the IR defines itself (they name no backend callable):
-
-- ``ivytrace.getattr(obj, "name")`` reads an attribute of a stateful object or module;
-- ``ivytrace.setattr(obj, "name", value)`` writes one back (an effect);
-- ``ivytrace.getitem(obj, key)`` reads an item of a stateful mapping;
-- ``ivytrace.guard(value, expected)`` fails the call unless ``value == expected`` (an effect).
-"""
+PRIM_OPS = frozenset(STRUCTURAL_OPS)
+"""Structural operations the IR defines itself (they name no backend callable): the names of
+:data:`ivytrace_ir.opfacts.STRUCTURAL_OPS`, where each is described."""
 
 
 class GuardFailure(RuntimeError):

@@ -20,6 +20,7 @@ __all__ = [
     "Allowlist",
     "OpNameError",
     "check_name",
+    "owner_of",
     "resolve",
 ]
 
@@ -202,3 +203,15 @@ def resolve(name: str, allow: Allowlist = DEFAULT_ALLOWLIST) -> Any:
     (name, allowlist); the framework is imported only here, on first use.
     """
     return _resolve_cached(name, allow)
+
+
+@functools.lru_cache(maxsize=4096)
+def _owner_cached(name: str, allow: Allowlist) -> Any:
+    _resolve_cached(name, allow)
+    return _import_owner(check_name(name, allow)[0])
+
+
+def owner_of(name: str, allow: Allowlist = DEFAULT_ALLOWLIST) -> Any:
+    """The module or class that ``name`` is an attribute of (``torch.Tensor`` for
+    ``torch.Tensor.add``), under the same checks as :func:`resolve`. Cached likewise."""
+    return _owner_cached(name, allow)

@@ -7,10 +7,9 @@ obviously right. Frameworks are imported only when an op naming them is resolved
 
 from __future__ import annotations
 
-import functools
-import importlib
-import inspect
-from collections.abc import Mapping, Sequence
+import builtins
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from ivytrace_ir import (
@@ -21,17 +20,21 @@ from ivytrace_ir import (
     Constant,
     Graph,
     GuardFailure,
+    Namer,
     Node,
     Opaque,
     Symbol,
     TreeDef,
     Value,
+    format_node,
     framework_of,
     map_arg,
     resolve,
     to_numpy,
     unflatten,
 )
+from ivytrace_ir.lowering import Lowered, lower
+from ivytrace_ir.opfacts import OPERATORS
 
 from .rules import mutated_positions
 
@@ -68,31 +71,73 @@ def _equal(value: Any, expected: Any) -> bool:
     return bool(value == expected)
 
 
+_MISSING = object()
+
+
+def _method(low: Lowered, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    bound = getattr(args[0], low.name, _MISSING)
+    if bound is _MISSING:  # not an instance after all: call the class's entry
+        return low.callee(*args, **kwargs)
+    return bound(*args[1:], **kwargs)
+
+
+def _binop(low: Lowered, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    lhs, rhs = (args[1], args[0]) if low.swap else (args[0], args[1])
+    return _OPERATOR_FUNCTIONS[low.name, 2](lhs, rhs)
+
+
+def _setitem(low: Lowered, args: list[Any], kwargs: dict[str, Any]) -> None:
+    args[0][args[1]] = args[2]
+
+
+def _setattr(low: Lowered, args: list[Any], kwargs: dict[str, Any]) -> None:
+    setattr(args[0], args[1], args[2])
+
+
+def _attr_set(low: Lowered, args: list[Any], kwargs: dict[str, Any]) -> None:
+    setattr(args[0], low.name, args[1])
+
+
+_OPERATOR_FUNCTIONS = MappingProxyType({(o.symbol, o.arity): o.function for o in OPERATORS})
+
+_RUN: Mapping[str, Callable[[Lowered, list[Any], dict[str, Any]], Any]] = MappingProxyType(
+    {
+        "call": lambda low, a, kw: low.callee(*a, **kw),
+        "builtin": lambda low, a, kw: getattr(builtins, low.name)(*a, **kw),
+        "method": _method,
+        "attr": lambda low, a, kw: getattr(a[0], low.name),
+        "attr_set": _attr_set,
+        "binop": _binop,
+        "unop": lambda low, a, kw: _OPERATOR_FUNCTIONS[low.name, 1](a[0]),
+        "getitem": lambda low, a, kw: a[0][a[1]],
+        "setitem": _setitem,
+        "getattr": lambda low, a, kw: getattr(a[0], a[1]),
+        "setattr": _setattr,
+    }
+)
+"""How the interpreter runs each kind of :class:`~ivytrace_ir.lowering.Lowered` call
+(``guard`` is :func:`call_node`'s own: it needs the node's note and source line)."""
+
+
 def call_node(
     node: Node,
     env: Mapping[int, Any],
     constants: Sequence[Constant],
     allow: Allowlist = DEFAULT_ALLOWLIST,
 ) -> Any:
-    """Run one node; returns what its callable returns (``None`` for write-backs and
-    guards; the changed argument for an in-place op that returns nothing)."""
+    """Run one node as the shared lowering (:func:`ivytrace_ir.lowering.lower`) says;
+    returns what its callable returns (``None`` for write-backs and guards; the changed
+    argument for an in-place op that returns nothing)."""
     args = [eval_arg(a, env, constants, allow) for a in node.args]
     kwargs = {k: eval_arg(v, env, constants, allow) for k, v in node.kwargs}
-    op = node.op
-    if op == "ivytrace.getattr":
-        return getattr(args[0], args[1])
-    if op == "ivytrace.setattr":
-        setattr(args[0], args[1], args[2])
-        return None
-    if op == "ivytrace.getitem":
-        return args[0][args[1]]
-    if op == "ivytrace.guard":
+    low = lower(node, allow)
+    if low.kind == "guard":
         if not _equal(args[0], args[1]):
             where = f" at {node.meta.source}" if node.meta.source else ""
             why = f" ({node.meta.note})" if node.meta.note else ""
             raise GuardFailure(f"guard failed{where}{why}: {args[0]!r} != {args[1]!r}")
         return None
-    result = _call_op(op, resolve(op, allow), args, kwargs)
+    result = _RUN[low.kind](low, args, kwargs)
     if result is None and len(node.outputs) == 1:
         # An in-place op that returns nothing (``Tensor.__setitem__``, ``numpy.copyto``):
         # by the IR's convention its output is the new version of what it changed.
@@ -102,44 +147,12 @@ def call_node(
     return result
 
 
-_MISSING = object()
-
-
-@functools.lru_cache(maxsize=4096)
-def _owner_class(op: str) -> type | None:
-    """The class ``op`` is an attribute of (``torch.Tensor`` for ``torch.Tensor.add``),
-    or ``None`` for a module-level function. Called only for names that resolved."""
-    parts = op.split(".")[:-1]
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for p in parts[cut:]:
-            obj = getattr(obj, p, None)
-        return obj if isinstance(obj, type) else None
-    return None
-
-
-def _call_op(op: str, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """Call a resolved op. A class attribute (``torch.Tensor.reshape``,
-    ``jax.Array.reshape``, the property ``torch.Tensor.shape``) is looked up on the
-    first argument's runtime type, as the user's code did: the class's own entry may be
-    an abstract stub or a descriptor."""
-    cls = _owner_class(op)
-    if cls is None or not args:
-        return fn(*args, **kwargs)
-    attr = op.rsplit(".", 1)[1]
-    if isinstance(inspect.getattr_static(cls, attr, None), staticmethod | classmethod):
-        return fn(*args, **kwargs)
-    bound = getattr(args[0], attr, _MISSING)
-    if bound is _MISSING:  # not an instance after all: call the class's entry
-        return fn(*args, **kwargs)
-    if not callable(fn):  # a property read: ``x.shape``
-        if len(args) != 1 or kwargs:
-            raise TypeError(f"{op} is an attribute; the node passes it {len(args)} arguments")
-        return bound
-    return bound(*args[1:], **kwargs)
+def _while_executing(graph: Graph, node: Node) -> str:
+    """``While executing %3: f32[2] = torch.add(x, %2) at model.py:12 in f``: the note the
+    interpreter adds to an error raised by a node (as torch.fx's interpreter does)."""
+    text = format_node(node, Namer(graph), source=False)
+    where = f" at {node.meta.source}" if node.meta.source is not None else ""
+    return f"While executing {text}{where}"
 
 
 def tree_leaves(tree: TreeDef, obj: Any) -> list[Any]:
@@ -182,6 +195,9 @@ def interpret(
             result = call_node(node, env, graph.constants, allow)
         except GuardFailure as exc:
             raise GuardFailure(str(exc), i) from None
+        except Exception as exc:
+            exc.add_note(_while_executing(graph, node))
+            raise
         leaves = tree_leaves(node.out_tree, result)
         for v, x in zip(node.outputs, leaves, strict=True):
             env[v.id] = x
