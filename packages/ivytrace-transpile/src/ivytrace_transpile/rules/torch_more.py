@@ -9,6 +9,7 @@ reason, which the translator reports as a refusal naming the node.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -19,9 +20,11 @@ from .torch_rules import (
     TORCH_RULES,
     _axes,
     _binary,
+    _broadcast_shape,
     _cast_to,
     _clamp,
     _is_array,
+    _numel,
     _rank,
     _remainder,
     _sizes,
@@ -261,7 +264,7 @@ def _heaviside(cx, x, values):
     x, values = _cast_to(cx, x, dt), _arr(cx, values, dt)
     zero = t.asarray(0, dt)
     pos = _cast_to(cx, t.ew("greater", x, zero), dt)
-    shape = list(cx.out_spec().shape)
+    shape = _broadcast_shape(cx, x, values)
     return t.where(
         t.broadcast_to(t.ew("equal", x, zero), shape),
         t.broadcast_to(values, shape),
@@ -353,9 +356,11 @@ def _beta_alpha(cx, x, prod, beta, alpha):
     dt = cx.out_dtype()
     if alpha != 1:
         prod = prod * alpha
-    if beta == 0:
+    if beta == 0:  # x is not added, but still broadcast against
         return (
-            cx.target.broadcast_to(prod, list(cx.out_spec().shape)) if cx.out_spec().shape else prod
+            cx.target.broadcast_to(prod, _broadcast_shape(cx, x, prod))
+            if cx.out_spec().rank
+            else prod
         )
     x = _cast_to(cx, x, dt)
     return prod + (x if beta == 1 else x * beta)
@@ -414,9 +419,10 @@ def _narrow(cx, x, dim, start, length):
         raise NotImplementedError("narrow with a tensor start")
     rank = _rank(cx)
     ax = dim % rank
-    n = cx.ref_args[0].shape[ax]
-    start = start % n if start < 0 else start
-    key = tuple(slice(start, start + length) if i == ax else slice(None) for i in range(rank))
+    stop = start + length
+    if start < 0 and stop == 0:  # counted from the end, up to the end: no size needed
+        stop = None
+    key = tuple(slice(start, stop) if i == ax else slice(None) for i in range(rank))
     return cx.target.getitem(x, key)
 
 
@@ -518,9 +524,11 @@ def _rot90(cx, x, k=1, dims=(0, 1)):
     return t.flip(t.transpose(x, perm), [d1])
 
 
-def _diagonal_of(cx, x, shape, offset, dim1, dim2):
-    """The diagonal of ``x`` (static ``shape``) over dims ``dim1``/``dim2``, appended last."""
+def _diagonal_of(cx, x, offset, dim1, dim2):
+    """The diagonal of ``x`` over dims ``dim1``/``dim2``, appended last: positions
+    computed from the tracked sizes (only which of them is smaller is guarded)."""
     t = cx.target
+    shape = t.shape(x)
     rank = len(shape)
     d1, d2 = dim1 % rank, dim2 % rank
     rest = [i for i in range(rank) if i not in (d1, d2)]
@@ -529,11 +537,7 @@ def _diagonal_of(cx, x, shape, offset, dim1, dim2):
     length = max(min(n, m - offset) if offset >= 0 else min(n + offset, m), 0)
     flat = t.reshape(x, [*[shape[i] for i in rest], n * m])
     start = offset if offset >= 0 else -offset * m
-    idx = (
-        t.arange(start, start + length * (m + 1), m + 1, "int32")
-        if length
-        else t.full([0], 0, "int32")
-    )
+    idx = t.arange(start, start + length * (m + 1), m + 1, "int32")
     return t.take(flat, idx, len(rest))
 
 
@@ -542,23 +546,24 @@ def _diagonal(cx, x, offset=0, dim1=None, dim2=None):
     default = (-2, -1) if cx.node.op == "torch.linalg.diagonal" else (0, 1)
     dim1 = default[0] if dim1 is None else dim1
     dim2 = default[1] if dim2 is None else dim2
-    return _diagonal_of(cx, x, tuple(cx.ref_args[0].shape), offset, dim1, dim2)
+    return _diagonal_of(cx, x, offset, dim1, dim2)
 
 
 @rule("torch.trace", "torch.Tensor.trace")
 def _trace(cx, x):
-    d = _diagonal_of(cx, _cast_to(cx, x, cx.out_dtype()), tuple(cx.ref_args[0].shape), 0, 0, 1)
+    d = _diagonal_of(cx, _cast_to(cx, x, cx.out_dtype()), 0, 0, 1)
     return cx.target.reduce("sum", d)
 
 
-def _embed(cx, x, n, offset):
-    """Matrices (..., n, n) with ``x`` (..., L) on diagonal ``offset``."""
+def _embed(cx, x, offset):
+    """Matrices (..., n, n) with ``x`` (..., L) on diagonal ``offset`` (n = L + |offset|,
+    from the tracked size)."""
     t = cx.target
     dt = cx.out_dtype()
-    length = n - abs(offset)
+    n = t.shape(x)[-1] + abs(offset)
     rank = _ref_rank(cx.ref_args[0])
-    pads = [(0, 0)] * (rank - 1) + [(0, n - length)]
-    xp = t.pad(x, pads, "constant", 0) if n != length else x
+    pads = [(0, 0)] * (rank - 1) + [(0, abs(offset))]
+    xp = t.pad(x, pads, "constant", 0) if offset else x
     rows = t.arange(0, n, 1, "int32")
     diff = t.expand_dims(rows, 0) - t.expand_dims(rows, 1)
     mask = t.ew("equal", diff, t.asarray(offset, "int32"))
@@ -571,15 +576,14 @@ def _diag_embed(cx, x, offset=0, dim1=-2, dim2=-1):
     rank = cx.out_spec().rank
     if (dim1 % rank, dim2 % rank) != (rank - 2, rank - 1):
         raise NotImplementedError("diag_embed into dims other than the last two")
-    n = cx.ref_args[0].shape[-1] + abs(offset)
-    return _embed(cx, x, n, offset)
+    return _embed(cx, x, offset)
 
 
 @rule("torch.diag", "torch.Tensor.diag")
 def _diag(cx, x, diagonal=0):
     if _rank(cx) == 1:
-        return _embed(cx, x, cx.ref_args[0].shape[0] + abs(diagonal), diagonal)
-    return _diagonal_of(cx, x, tuple(cx.ref_args[0].shape), diagonal, 0, 1)
+        return _embed(cx, x, diagonal)
+    return _diagonal_of(cx, x, diagonal, 0, 1)
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -616,8 +620,8 @@ def _kron(cx, a, b):
     t = cx.target
     ra, rb = _ref_rank(cx.ref_args[0]), _ref_rank(cx.ref_args[1])
     r = max(ra, rb)
-    sa = [1] * (r - ra) + list(cx.ref_args[0].shape)
-    sb = [1] * (r - rb) + list(cx.ref_args[1].shape)
+    sa = [1] * (r - ra) + list(t.shape(a))
+    sb = [1] * (r - rb) + list(t.shape(b))
     a2, b2 = t.reshape(a, sa), t.reshape(b, sb)
     ea, eb = list(_LETTERS[:r]), list(_LETTERS[r : 2 * r])
     eq = f"{''.join(ea)},{''.join(eb)}->{''.join(x + y for x, y in zip(ea, eb))}"
@@ -626,16 +630,33 @@ def _kron(cx, a, b):
     return t.reshape(prod, [x * y for x, y in zip(sa, sb)])
 
 
-def _split_static(cx, x, ax):
-    sizes = [r.shape[ax] for r in cx.ref_out]
-    return tuple(cx.target.split(x, sizes, ax))
+def _split_at(cx, x, ax, indices):
+    """``x`` cut along ``ax`` before each of the static ``indices`` (Python slicing: negative
+    counts from the end, out of range clips; no size is needed)."""
+    t = cx.target
+    rank = _rank(cx)
+    bounds = [None, *indices, None]
+    return tuple(
+        t.getitem(x, tuple(slice(a, b) if d == ax else slice(None) for d in range(rank)))
+        for a, b in itertools.pairwise(bounds)
+    )
 
 
 @rule("torch.tensor_split", "torch.Tensor.tensor_split")
-def _tensor_split(cx, x, indices_or_sections, dim=0):
-    if _is_array(indices_or_sections):
-        raise NotImplementedError("tensor_split with tensor indices")
-    return _split_static(cx, x, _axes(dim, _rank(cx)))
+def _tensor_split(cx, x, indices_or_sections, dim=0, **kw):
+    t = cx.target
+    ax = _axes(dim, _rank(cx))
+    spec = indices_or_sections
+    if _is_array(spec):  # a tensor: sections if 0-d, else indices (read, guarded)
+        ref = cx.ref_args[1] if len(cx.ref_args) > 1 else cx.ref_kwargs["indices_or_sections"]
+        if ref.dim() == 0:
+            spec = int(t.reshape(spec, []))
+        else:
+            spec = [int(t.getitem(spec, i)) for i in range(ref.shape[0])]
+    if isinstance(spec, int):  # sizes ceil / floor of n / sections, from the tracked size
+        n = t.shape(x)[ax]
+        return tuple(t.split(x, [(n + spec - 1 - i) // spec for i in range(spec)], ax))
+    return _split_at(cx, x, ax, list(spec))
 
 
 @rule("torch.hsplit", "torch.Tensor.hsplit", "torch.vsplit", "torch.Tensor.vsplit",
@@ -643,19 +664,28 @@ def _tensor_split(cx, x, indices_or_sections, dim=0):
 def _hvd_split(cx, x, sections):
     op = cx.node.op.rsplit(".", 1)[1]
     ax = {"hsplit": 1 if _rank(cx) > 1 else 0, "vsplit": 0, "dsplit": 2}[op]
-    return _split_static(cx, x, ax)
+    if isinstance(sections, int):  # equal parts (torch checks that they divide)
+        t = cx.target
+        return tuple(t.split(x, [t.shape(x)[ax] // sections] * sections, ax))
+    return _split_at(cx, x, ax, list(sections))
 
 
 @rule("torch.split_with_sizes", "torch.Tensor.split_with_sizes", "torch.split_with_sizes_copy",
-      "torch.unsafe_split", "torch.Tensor.unsafe_split", "torch.unsafe_chunk",
-      "torch.Tensor.unsafe_chunk", "torch.unsafe_split_with_sizes")  # fmt: skip
+      "torch.unsafe_split_with_sizes")  # fmt: skip
 def _split_sizes(cx, x, sizes, dim=0):
-    return _split_static(cx, x, _axes(dim, _rank(cx)))
+    return tuple(cx.target.split(x, list(sizes), _axes(dim, _rank(cx))))
+
+
+_UNSAFE = {"torch.unsafe_split": "torch.split", "torch.Tensor.unsafe_split": "torch.split",
+           "torch.unsafe_chunk": "torch.chunk", "torch.Tensor.unsafe_chunk": "torch.chunk"}  # fmt: skip
+for _u, _safe in _UNSAFE.items():
+    TORCH_RULES.add(_u, lambda cx, *a, _safe=_safe, **k: TORCH_RULES[_safe](cx, *a, **k))
 
 
 @rule("torch.broadcast_tensors")
 def _broadcast_tensors(cx, *tensors):
-    return tuple(cx.target.broadcast_to(a, list(r.shape)) for a, r in zip(tensors, cx.ref_out))
+    shape = _broadcast_shape(cx, *tensors)
+    return tuple(cx.target.broadcast_to(a, shape) for a in tensors)
 
 
 @rule("torch.meshgrid")
@@ -664,8 +694,10 @@ def _meshgrid(cx, *tensors, indexing=None):
         tensors = tuple(tensors[0])
     t = cx.target
     out = []
-    shape = list(cx.ref_out[0].shape)
+    shape = [_numel(cx, a) for a in tensors]  # each input is 0-d or 1-d
     n = len(tensors)
+    if indexing == "xy" and n >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
     for i, a in enumerate(tensors):
         pos = i
         if indexing == "xy" and n >= 2 and i < 2:
@@ -688,7 +720,7 @@ def _block_diag(cx, *tensors):
         elif r.dim() == 1:
             a = t.reshape(a, [1, -1])
         mats.append(a)
-        cols.append(1 if r.dim() == 0 else r.shape[-1])
+        cols.append(1 if r.dim() == 0 else t.shape(a)[-1])
     total = sum(cols)
     rows, left = [], 0
     for a, c in zip(mats, cols):
@@ -757,7 +789,7 @@ def _masked_fill(cx, x, mask, value):
 @rule("torch.take", "torch.Tensor.take")
 def _take(cx, x, index):
     t = cx.target
-    n = cx.ref_args[0].numel()
+    n = _numel(cx, x)
     idx = t.where(t.ew("less", index, t.asarray(0, cx.dtype_of(index))), index + n, index)
     return t.take(t.reshape(x, [-1]), idx, 0)
 
@@ -769,16 +801,13 @@ def _take_along_dim(cx, x, indices, dim=None):
         return t.take_along_axis(t.reshape(x, [-1]), t.reshape(indices, [-1]), 0)
     rank = _rank(cx)
     ax = dim % rank
-    xs, ixs = list(cx.ref_args[0].shape), list(cx.ref_args[1].shape)
-    if len(ixs) != rank:
+    if _ref_rank(cx.ref_args[1]) != rank:
         raise NotImplementedError("take_along_dim with indices of another rank")
-    bshape = [max(a, b) if i != ax else None for i, (a, b) in enumerate(zip(xs, ixs))]
-    x = (
-        t.broadcast_to(x, [xs[ax] if s is None else s for s in bshape])
-        if [s for s in bshape if s] != [a for i, a in enumerate(xs) if i != ax]
-        else x
-    )
-    indices = t.broadcast_to(indices, [ixs[ax] if s is None else s for s in bshape])
+    xs, ixs = list(t.shape(x)), list(t.shape(indices))
+    # every axis but ``ax`` broadcast (whether a size is 1 is guarded)
+    both = [xs[i] if xs[i] != 1 else ixs[i] for i in range(rank)]
+    x = t.broadcast_to(x, [xs[i] if i == ax else both[i] for i in range(rank)])
+    indices = t.broadcast_to(indices, [ixs[i] if i == ax else both[i] for i in range(rank)])
     return t.take_along_axis(x, indices, ax)
 
 
@@ -789,25 +818,20 @@ def _tensor_unfold(cx, x, dimension, size, step):
     if rank == 0:
         return t.reshape(x, [1])
     ax = dimension % rank
-    n = (cx.ref_args[0].shape[ax] - size) // step + 1
-    wins = []
-    for i in range(n):
-        key = tuple(
-            slice(i * step, i * step + size) if d == ax else slice(None) for d in range(rank)
-        )
-        w = t.getitem(x, key)
-        perm = [d for d in range(rank) if d != ax] + [ax]
-        wins.append(t.transpose(w, perm))
-    if not wins:
-        raise NotImplementedError("unfold with no window")
-    return t.stack(wins, ax)
+    # the windows as one gather: (n, size) positions, n from the tracked size
+    n = (t.shape(x)[ax] - size) // step + 1
+    starts = t.arange(0, n * step, step, "int32")
+    idx = t.expand_dims(starts, 1) + t.expand_dims(t.arange(0, size, 1, "int32"), 0)
+    w = t.take(x, idx, ax)  # (..., n, size, ...)
+    perm = [d for d in range(rank + 1) if d != ax + 1] + [ax + 1]
+    return t.transpose(w, perm)
 
 
 @rule("torch.Tensor.sum_to_size")
 def _sum_to_size(cx, x, *size):
     t = cx.target
     size = _sizes(size)
-    shape = list(cx.ref_args[0].shape)
+    shape = list(t.shape(x))
     lead = len(shape) - len(size)
     if lead:
         x = t.reduce("sum", x, tuple(range(lead)), False)
@@ -829,9 +853,9 @@ def _cross3(cx, a, b, ax, rank):
 @rule("torch.cross", "torch.Tensor.cross", "torch.linalg.cross")
 def _cross(cx, a, b, dim=None):
     t = cx.target
-    out_shape = list(cx.out_spec().shape)
+    out_shape = _broadcast_shape(cx, a, b)
     rank = len(out_shape)
-    if dim is None:
+    if dim is None:  # the first axis of size 3 (the tests are guarded)
         dim = (
             -1
             if cx.node.op == "torch.linalg.cross"
@@ -855,12 +879,11 @@ def _trapz_dx(cx, y, x, dx, ax, rank):
     if x is None:
         return dx
     xr = _ref_rank(cx.ref_args[1])
-    n = cx.ref_args[1].shape[ax if xr == rank else -1]
     if xr == 1:
-        d = t.getitem(x, slice(1, None)) - t.getitem(x, slice(0, n - 1))
+        d = t.getitem(x, slice(1, None)) - t.getitem(x, slice(0, -1))
         return t.reshape(d, [-1 if i == ax else 1 for i in range(rank)])
     hi = tuple(slice(1, None) if i == ax % xr else slice(None) for i in range(xr))
-    lo = tuple(slice(0, n - 1) if i == ax % xr else slice(None) for i in range(xr))
+    lo = tuple(slice(0, -1) if i == ax % xr else slice(None) for i in range(xr))
     return t.getitem(x, hi) - t.getitem(x, lo)
 
 
@@ -872,10 +895,9 @@ def _trapezoid(cx, y, x=None, *, dx=None, dim=-1):
     dx = 1.0 if dx is None else dx
     rank = _rank(cx)
     ax = dim % rank
-    n = cx.ref_args[0].shape[ax]
     y = _cast_to(cx, y, cx.out_dtype())
     hi = tuple(slice(1, None) if i == ax else slice(None) for i in range(rank))
-    lo = tuple(slice(0, max(n - 1, 0)) if i == ax else slice(None) for i in range(rank))
+    lo = tuple(slice(0, -1) if i == ax else slice(None) for i in range(rank))
     avg = (t.getitem(y, hi) + t.getitem(y, lo)) * 0.5
     parts = avg * _trapz_dx(cx, y, x, dx, ax, rank)
     if "cumulative" in cx.node.op:
@@ -922,8 +944,8 @@ def _cummax(cx, x, dim):
         return x, t.full([], 0, idt)
     ax = dim % rank
     xl, inv = _to_last(cx, x, ax, rank)
-    n = cx.ref_args[0].shape[ax]
-    if n == 0:
+    n = t.shape(x)[ax]
+    if n == 0:  # guarded
         return x, _cast_to(cx, t.full(t.shape(x), 0, idt), idt)
     dt = cx.dtype_of(x)
     j = t.arange(0, n, 1, "int32")
@@ -1003,28 +1025,52 @@ def _kthvalue(cx, x, k, dim=-1, keepdim=False):
     return t.getitem(v, key), _cast_to(cx, t.getitem(i, key), cx.out_dtype(1))
 
 
+def _median_last(cx, x, skip_nan: bool):
+    """The lower median along the last axis of ``x`` and its index, keeping that axis:
+    a stable sort with nan as +inf, read at ``(count - 1) // 2``. ``median`` gives nan (at
+    the first nan) where a slice holds one; ``nanmedian`` counts only the others."""
+    t = cx.target
+    dt = cx.dtype_of(x)
+    n = t.shape(x)[-1]
+    if not _float(dt):
+        order = t.argsort(x, -1)
+        k = t.full([*t.shape(x)[:-1], 1], 0, "int32") + (n - 1) // 2
+        idx = t.take_along_axis(order, _cast_to(cx, k, cx.dtype_of(order)), -1)
+        return t.take_along_axis(x, idx, -1), idx
+    nan = t.ew("isnan", x)
+    order = t.argsort(t.where(nan, t.asarray(math.inf, dt), x), -1)
+    if skip_nan:
+        count = t.reduce("sum", _cast_to(cx, t.ew("logical_not", nan), "int32"), -1, True)
+        k = t.ew("maximum", count - 1, t.asarray(0, "int32")) // 2
+    else:
+        k = t.full([*t.shape(x)[:-1], 1], 0, "int32") + (n - 1) // 2
+    idx = t.take_along_axis(order, _cast_to(cx, k, cx.dtype_of(order)), -1)
+    val = t.take_along_axis(x, idx, -1)
+    if not skip_nan:
+        has = t.reduce("any", nan, -1, True)
+        first = t.expand_dims(t.argmax(_cast_to(cx, nan, "int32"), -1), -1)
+        idx = t.where(has, _cast_to(cx, first, cx.dtype_of(idx)), idx)
+        val = t.where(has, t.asarray(math.nan, dt), val)
+    return val, idx
+
+
 @rule("torch.median", "torch.Tensor.median", "torch.nanmedian", "torch.Tensor.nanmedian")
 def _median(cx, x, dim=None, keepdim=False):
     t = cx.target
     rank = _rank(cx)
-    if "nanmedian" in cx.node.op and bool(np.isnan(cx.ref_args[0].numpy()).any()):
-        raise NotImplementedError("nanmedian of a tensor holding nan")
+    skip_nan = "nanmedian" in cx.node.op
     if dim is None:
-        flat = t.reshape(x, [-1])
-        n = cx.ref_args[0].numel()
-        v, _ = _sorted(cx, flat, 0, False)
-        return t.getitem(v, (n - 1) // 2)
+        v, _ = _median_last(cx, t.reshape(x, [-1]), skip_nan)
+        return t.reshape(v, [])
     if rank == 0:
         return x, t.full([], 0, cx.out_dtype(1))
     ax = dim % rank
-    n = cx.ref_args[0].shape[ax]
-    v, i = _sorted(cx, x, ax, False)
-    m = (n - 1) // 2
-    key = tuple(
-        slice(m, m + 1) if d == ax and keepdim else (m if d == ax else slice(None))
-        for d in range(rank)
-    )
-    return t.getitem(v, key), _cast_to(cx, t.getitem(i, key), cx.out_dtype(1))
+    xl, inv = _to_last(cx, x, ax, rank)
+    v, i = _median_last(cx, xl, skip_nan)
+    v, i = _back(cx, v, inv), _back(cx, i, inv)
+    if not keepdim:
+        v, i = t.squeeze(v, ax), t.squeeze(i, ax)
+    return v, _cast_to(cx, i, cx.out_dtype(1))
 
 
 # --------------------------------------------------------------- statistics, norms
@@ -1169,11 +1215,11 @@ def _cov(cx, x, *, correction=1, fweights=None, aweights=None):
     x = _cast_to(cx, x, cx.out_dtype())
     if _rank(cx) < 2:
         x = t.reshape(x, [1, -1])
-    n = cx.ref_args[0].shape[-1] if cx.ref_args[0].dim() else 1
+    n = t.shape(x)[-1]
     xm = x - t.reduce("mean", x, 1, True)
     c = (
-        t.matmul(xm, t.transpose(xm, [1, 0])) / float(max(n - correction, 0))
-        if n - correction > 0
+        t.matmul(xm, t.transpose(xm, [1, 0])) / (n - correction)
+        if n - correction > 0  # guarded
         else (t.matmul(xm, t.transpose(xm, [1, 0])) * math.nan)
     )
     return t.reshape(c, []) if _rank(cx) < 2 else c
@@ -1185,7 +1231,7 @@ def _corrcoef(cx, x):
     c = _cov(cx, x)
     if _rank(cx) < 2:
         return c / c
-    d = t.ew("sqrt", _diagonal_of(cx, c, tuple(cx.out_spec().shape), 0, 0, 1))
+    d = t.ew("sqrt", _diagonal_of(cx, c, 0, 0, 1))
     c = c / t.expand_dims(d, 1) / t.expand_dims(d, 0)
     dt = cx.out_dtype()
     return t.ew("minimum", t.ew("maximum", c, t.asarray(-1, dt)), t.asarray(1, dt))
@@ -1242,7 +1288,7 @@ def _cross_entropy(cx, x, target, weight=None, size_average=None, ignore_index=-
         ax = 0 if rank == 1 else 1
         tgt = target
         if label_smoothing:
-            n = cx.ref_args[0].shape[ax]
+            n = t.shape(x)[ax]
             tgt = tgt * (1.0 - label_smoothing) + label_smoothing / n
         prod = logp * tgt
         if weight is not None:
@@ -1250,8 +1296,8 @@ def _cross_entropy(cx, x, target, weight=None, size_average=None, ignore_index=-
             prod = prod * t.reshape(weight, shape)
         loss = -t.reduce("sum", prod, ax)
         if reduction == "mean":
-            n = cx.ref_args[0].numel() // cx.ref_args[0].shape[ax]
-            return t.reduce("sum", loss) / float(n)
+            n = _numel(cx, x) // t.shape(x)[ax]
+            return t.reduce("sum", loss) / n
         return _reduce(cx, loss, reduction)
     if label_smoothing:
         raise NotImplementedError("cross_entropy with label smoothing and class indices")
@@ -1372,7 +1418,7 @@ def _kl_div(cx, x, target, size_average=None, reduce=None, reduction="mean", log
     else:
         loss = _xlog("log")(cx, target, target) - target * x
     if reduction == "batchmean":
-        return t.reduce("sum", loss) / float(cx.ref_args[0].shape[0] if _rank(cx) else 1)
+        return t.reduce("sum", loss) / (t.shape(x)[0] if _rank(cx) else 1)
     return _reduce(cx, loss, reduction)
 
 
@@ -1413,19 +1459,12 @@ def _cosine_similarity(cx, x1, x2, dim=1, eps=1e-8):
     t, dt = cx.target, cx.out_dtype()
     rank = max(_ref_rank(cx.ref_args[0]), _ref_rank(cx.ref_args[1]))
     ax = dim % rank
-    shape = [
-        max(a, b)
-        for a, b in zip(_pad_shape(cx.ref_args[0], rank), _pad_shape(cx.ref_args[1], rank))
-    ]
+    shape = _broadcast_shape(cx, x1, x2)
     x1, x2 = t.broadcast_to(x1, shape), t.broadcast_to(x2, shape)
     e = t.asarray(eps, dt)
     n1 = t.ew("maximum", _norm_along(cx, x1, ax, True), e)
     n2 = t.ew("maximum", _norm_along(cx, x2, ax, True), e)
     return t.reduce("sum", (x1 / n1) * (x2 / n2), ax)
-
-
-def _pad_shape(ref, rank):
-    return [1] * (rank - ref.dim()) + list(ref.shape)
 
 
 @rule("torch.nn.functional.pairwise_distance", "torch.pairwise_distance")
@@ -1492,7 +1531,7 @@ def _multilabel_soft_margin(
 @rule("torch.nn.functional.pixel_shuffle", "torch.pixel_shuffle")
 def _pixel_shuffle(cx, x, upscale_factor):
     t = cx.target
-    s = list(cx.ref_args[0].shape)
+    s = list(t.shape(x))
     r = upscale_factor
     *lead, c, h, w = s
     nl = len(lead)
@@ -1504,7 +1543,7 @@ def _pixel_shuffle(cx, x, upscale_factor):
 @rule("torch.nn.functional.pixel_unshuffle", "torch.pixel_unshuffle")
 def _pixel_unshuffle(cx, x, downscale_factor):
     t = cx.target
-    s = list(cx.ref_args[0].shape)
+    s = list(t.shape(x))
     r = downscale_factor
     *lead, c, h, w = s
     nl = len(lead)
@@ -1518,7 +1557,7 @@ def _pixel_unshuffle(cx, x, downscale_factor):
 )
 def _channel_shuffle(cx, x, groups):
     t = cx.target
-    s = list(cx.ref_args[0].shape)
+    s = list(t.shape(x))
     n, c, *rest = s
     y = t.reshape(x, [n, groups, c // groups, *rest])
     y = t.transpose(y, [0, 2, 1, *range(3, 3 + len(rest))])
@@ -1529,7 +1568,7 @@ def _channel_shuffle(cx, x, groups):
 def _lrn(cx, x, size, alpha=1e-4, beta=0.75, k=1.0):
     t = cx.target
     rank = _rank(cx)
-    c = cx.ref_args[0].shape[1]
+    c = t.shape(x)[1]
     sq = x * x
     pads = [(0, 0)] * rank
     pads[1] = (size // 2, (size - 1) // 2)
@@ -1614,7 +1653,9 @@ def _interpolate(cx, x, size=None, scale_factor=None, mode="nearest", align_corn
     t, dt = cx.target, cx.out_dtype()
     rank = _rank(cx)
     nd = rank - 2
-    in_sizes = list(cx.ref_args[0].shape[2:])
+    # the resampling matrices depend on the spatial sizes: guarded (batch, channels free);
+    # the output sizes follow from them and the static arguments
+    in_sizes = list(cx.static_shape(x, range(2, rank)))
     out_sizes = list(cx.out_spec().shape[2:])
     kind = {"bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
     scales = [None] * nd
@@ -1665,8 +1706,9 @@ def _conv_transpose(cx, x, weight, bias=None, stride=1, padding=0, output_paddin
     )
     kernel = list(wr.shape[2:])
     cin, cout_g = wr.shape[0], wr.shape[1]
-    in_sizes = list(cx.ref_args[0].shape[-nd:])
-    n_b, c = (1 if unbatched else cx.ref_args[0].shape[0]), cx.ref_args[0].shape[-nd - 1]
+    xs = t.shape(x)  # batched by now
+    in_sizes = list(xs[-nd:])
+    n_b, c = xs[0], xs[1]
     for i in range(nd):
         if s[i] > 1:
             ax = 2 + i
@@ -1714,7 +1756,7 @@ def _im2col(cx, x, kernel_size, dilation=1, padding=0, stride=1):
     if unbatched:
         x = t.expand_dims(x, 0)
     k = _tuple(kernel_size, 2)
-    c = cx.ref_args[0].shape[-3]
+    (c,) = cx.static_shape(x, [1])  # the patch-extraction kernel has one tap per channel
     kk = k[0] * k[1]
     eye = np.zeros((c * kk, 1, k[0], k[1]), np.float32)
     for ch in range(c):
@@ -1770,7 +1812,7 @@ def _cholesky(cx, x, upper=False, *, out=None):
 def _linalg_ex(cx, x, *, upper=False, check_errors=False, out=None):
     t = cx.target
     r = _cholesky(cx, x, upper) if "cholesky" in cx.node.op else t.linalg("inv", x)
-    return r, t.full(list(cx.out_spec(1).shape), 0, cx.out_dtype(1))
+    return r, t.full(list(t.shape(x)[:-2]), 0, cx.out_dtype(1))
 
 
 @rule("torch.linalg.slogdet", "torch.slogdet", "torch.Tensor.slogdet")
@@ -1836,9 +1878,8 @@ def _solve(cx, a, b, *, left=True, out=None):
         raise NotImplementedError("solve with left=False")
     t = cx.target
     ra, rb = _ref_rank(cx.ref_args[0]), _ref_rank(cx.ref_args[1])
-    vector = rb == 1 or (
-        rb == ra - 1 and list(cx.ref_args[1].shape) == list(cx.ref_args[0].shape[:-1])
-    )
+    # torch's rule for a batch of vectors, on the tracked sizes (the comparison is guarded)
+    vector = rb == 1 or (rb == ra - 1 and list(t.shape(b)) == list(t.shape(a)[:-1]))
     if vector:
         return t.squeeze(t.linalg("solve", a, t.expand_dims(b, -1)), -1)
     return t.linalg("solve", a, b)
@@ -1846,16 +1887,17 @@ def _solve(cx, a, b, *, left=True, out=None):
 
 @rule("torch.linalg.solve_ex")
 def _solve_ex(cx, a, b, *, left=True, check_errors=False, out=None):
-    return _solve(cx, a, b, left=left), cx.target.full(
-        list(cx.out_spec(1).shape), 0, cx.out_dtype(1)
-    )
+    t = cx.target
+    x = _solve(cx, a, b, left=left)
+    batch = t.shape(x)[: cx.out_spec(1).rank]  # info: one per matrix of the batch
+    return x, t.full(list(batch), 0, cx.out_dtype(1))
 
 
 @rule("torch.linalg.matrix_power", "torch.matrix_power", "torch.Tensor.matrix_power")
 def _matrix_power(cx, x, n):
     t = cx.target
     if n == 0:
-        shape = list(cx.ref_args[0].shape)
+        shape = list(t.shape(x))
         eye = _cast_to(cx, t.ew("equal", t.expand_dims(t.arange(0, shape[-1], 1, "int32"), 1),
                                  t.expand_dims(t.arange(0, shape[-1], 1, "int32"), 0)), cx.out_dtype())  # fmt: skip
         return t.broadcast_to(eye, shape)
@@ -1896,13 +1938,12 @@ def _multi_dot(cx, tensors, *, out=None):
 @rule("torch.linalg.vander")
 def _vander(cx, x, *, N=None):
     t = cx.target
-    n = cx.out_spec().shape[-1]
     dt = cx.out_dtype()
     x = _cast_to(cx, x, dt)
-    cols = [t.full(t.shape(x), 1, dt)]
-    for _ in range(1, n):
-        cols.append(cols[-1] * x)
-    return t.stack(cols, -1)
+    n = t.shape(x)[-1] if N is None else N
+    # x ** [0, 1, ..., n-1] (torch multiplies cumulatively: equal for integer powers)
+    powers = t.arange(0, n, 1, dt)
+    return t.ew("pow", t.expand_dims(x, -1), powers)
 
 
 # --------------------------------------------------------------- FFT
@@ -1974,10 +2015,9 @@ def _constant_pad_nd(cx, x, pad, value=0):
 @rule("torch.diagflat", "torch.Tensor.diagflat")
 def _diagflat(cx, x, offset=0):
     t = cx.target
-    length = cx.ref_args[0].numel()
-    n = length + abs(offset)
+    n = _numel(cx, x) + abs(offset)
     flat = t.reshape(x, [-1])
-    xp = t.pad(flat, [(0, n - length)], "constant", 0) if n != length else flat
+    xp = t.pad(flat, [(0, abs(offset))], "constant", 0) if offset else flat
     rows = t.arange(0, n, 1, "int32")
     diff = t.expand_dims(rows, 0) - t.expand_dims(rows, 1)
     mask = t.ew("equal", diff, t.asarray(offset, "int32"))
@@ -1990,26 +2030,45 @@ def _select_scatter(cx, x, src, dim, index):
     t = cx.target
     rank = _rank(cx)
     ax = dim % rank
-    n = cx.ref_args[0].shape[ax]
-    i = index % n
-    before = t.getitem(x, tuple(slice(0, i) if d == ax else slice(None) for d in range(rank)))
-    after = t.getitem(x, tuple(slice(i + 1, n) if d == ax else slice(None) for d in range(rank)))
-    return t.concat([before, t.expand_dims(_cast_to(cx, src, cx.out_dtype()), ax), after], ax)
+
+    # Python slicing counts a negative index from the end: no size is needed
+    def part(a, b):
+        return t.getitem(x, tuple(slice(a, b) if d == ax else slice(None) for d in range(rank)))
+
+    parts = [part(0, index), t.expand_dims(_cast_to(cx, src, cx.out_dtype()), ax)]
+    if index != -1:  # the last one has nothing after it
+        parts.append(part(index + 1, None))
+    return t.concat(parts, ax)
 
 
 @rule("torch.slice_scatter")
 def _slice_scatter(cx, x, src, dim=0, start=None, end=None, step=1):
-    if step != 1:
-        raise NotImplementedError("slice_scatter with a step")
+    """``x`` with ``x[start:end:step]`` (along ``dim``) replaced by ``src``: the positions
+    the slice takes, as a mask over ``arange(n)``, pick ``src`` at ``(i - start) // step``
+    (n is the tracked size; a start that clips at 0 is guarded)."""
     t = cx.target
     rank = _rank(cx)
     ax = dim % rank
-    n = cx.ref_args[0].shape[ax]
-    lo, hi, _ = slice(start, end).indices(n)
-    hi = max(hi, lo)
-    before = t.getitem(x, tuple(slice(0, lo) if d == ax else slice(None) for d in range(rank)))
-    after = t.getitem(x, tuple(slice(hi, n) if d == ax else slice(None) for d in range(rank)))
-    return t.concat([before, _cast_to(cx, src, cx.out_dtype()), after], ax)
+    step = 1 if step is None else step
+    n = t.shape(x)[ax]
+    pos = t.arange(0, n, 1, "int32")
+    lo = 0 if start is None else (start + n if start < 0 else start)
+    if start is not None and start < 0 and lo < 0:  # guarded: clipped to the start
+        lo = 0
+    take = t.ew("greater_equal", pos, t.asarray(lo, "int32"))
+    if end is not None:
+        hi = end + n if end < 0 else end
+        take = t.ew("logical_and", take, t.ew("less", pos, t.asarray(hi, "int32")))
+    k = pos - lo
+    if step != 1:
+        take = t.ew("logical_and", take,
+                    t.ew("equal", t.ew("floor_divide", k, t.asarray(step, "int32")) * step, k))  # fmt: skip
+        k = t.ew("floor_divide", k, t.asarray(step, "int32"))
+    m = t.shape(src)[ax]
+    k = t.ew("minimum", t.ew("maximum", k, t.asarray(0, "int32")), t.asarray(m - 1, "int32"))
+    picked = t.take(_cast_to(cx, src, cx.out_dtype()), k, ax)
+    shape = [-1 if d == ax else 1 for d in range(rank)]
+    return t.where(t.reshape(take, shape), picked, x)
 
 
 @rule("torch.index_add", "torch.Tensor.index_add")
@@ -2021,7 +2080,7 @@ def _index_add(cx, x, dim, index, source, *, alpha=1):
     if rank == 0:
         return x + source * alpha
     ax = dim % rank
-    n = cx.ref_args[0].shape[ax]
+    n = t.shape(x)[ax]
     idt = cx.dtype_of(index)
     hit = t.ew("equal", t.expand_dims(index, 1), t.expand_dims(t.arange(0, n, 1, idt), 0))
     src, inv = _to_last(cx, _cast_to(cx, source, dt), ax, rank)

@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 
 from .torch_more import _arr, _back, _float, _isclose, _ref_rank, _to_last
-from .torch_rules import TORCH_RULES, _cast_to, _is_array, _rank
+from .torch_rules import (
+    TORCH_RULES,
+    _broadcast_shape,
+    _broadcast_sizes,
+    _cast_to,
+    _is_array,
+    _numel,
+    _rank,
+)
 
 __all__: list[str] = []
 
@@ -24,23 +32,25 @@ _KIND = {"sum": "sum", "add": "sum", "prod": "prod", "multiply": "prod", "amax":
          "amin": "min", "mean": "sum"}  # fmt: skip
 
 
-def _prod(xs: Any) -> int:
+def _prod(xs: Any) -> Any:
+    """The product of sizes (tracked sizes stay tracked)."""
     n = 1
     for v in xs:
-        n *= int(v)
+        n = n * v
     return n
 
 
 def _flat_positions(cx, index: Any, ishape: list[int], xshape: list[int], ax: int) -> Any:
     """For every element of ``index`` (shape ``ishape``), the flat position in an array of
-    ``xshape`` it scatters to along ``ax`` (its own coordinates elsewhere), as int32."""
+    ``xshape`` it scatters to along ``ax`` (its own coordinates elsewhere), as int32 (the
+    sizes are tracked: recomputed per call)."""
     t = cx.target
     rank = len(xshape)
     idx = _cast_to(cx, index, "int32") if cx.dtype_of(index) != "int32" else index
     n = xshape[ax]
     idx = t.where(t.ew("less", idx, t.asarray(0, "int32")), idx + n, idx)
     pos = None
-    stride = 1
+    stride: Any = 1
     for d in reversed(range(rank)):
         if d == ax:
             term = idx * stride
@@ -49,7 +59,7 @@ def _flat_positions(cx, index: Any, ishape: list[int], xshape: list[int], ax: in
             shape[d] = ishape[d]
             term = t.reshape(t.arange(0, ishape[d] * stride, stride, "int32"), shape)
         pos = term if pos is None else pos + term
-        stride *= xshape[d]
+        stride = stride * xshape[d]
     return t.broadcast_to(pos, ishape) if pos is not None else idx
 
 
@@ -84,8 +94,9 @@ def _scatter_core(cx, x, ax: int, index, src, reduce: str, include_self: bool) -
     """torch's scatter/scatter_reduce along ``ax`` of ``x`` with ``index`` and ``src``
     (a target array, already of the output dtype, at least index's shape)."""
     t, dt = cx.target, cx.out_dtype()
-    xshape = list(cx.out_spec().shape)
-    ishape = [int(v) for v in cx.ref_args[2].shape] if _is_array(index) else []
+    out_shape = list(t.shape(x))
+    xshape = list(out_shape)
+    ishape = list(t.shape(index)) if _is_array(index) else []
     rank = len(xshape)
     if rank == 0:
         xshape, ishape, ax = [1], [1] * max(len(ishape), 1), 0
@@ -93,10 +104,9 @@ def _scatter_core(cx, x, ax: int, index, src, reduce: str, include_self: bool) -
         index = t.reshape(index, [1])
         src = t.reshape(src, [1])
         rank = 1
-    if _prod(ishape) == 0:
-        return t.reshape(x, list(cx.out_spec().shape))
-    sshape = t.shape(src)
-    if [int(v) for v in sshape] != ishape:
+    if _prod(ishape) == 0:  # guarded
+        return t.reshape(x, out_shape)
+    if list(t.shape(src)) != ishape:  # guarded: src larger than index is cut to it
         src = t.getitem(src, tuple(slice(0, n) for n in ishape))
     pos = t.reshape(_flat_positions(cx, index, ishape, xshape, ax), [-1])
     data = t.reshape(src, [-1])
@@ -106,7 +116,7 @@ def _scatter_core(cx, x, ax: int, index, src, reduce: str, include_self: bool) -
     count = t.segment_reduce("sum", t.full([_prod(ishape)], 1, "int32"), pos, total, "int32")
     flat_x = t.reshape(x, [-1])
     out = _combine(cx, flat_x, seg, count, kind, reduce == "mean", include_self, dt)
-    return t.reshape(out, list(cx.out_spec().shape))
+    return t.reshape(out, out_shape)
 
 
 def _src_array(cx, src, index) -> Any:
@@ -149,7 +159,8 @@ def _along(cx, x, dim, index, source, reduce: str, include_self: bool) -> Any:
     ``index`` names."""
     t, dt = cx.target, cx.out_dtype()
     rank = _rank(cx)
-    shape = list(cx.out_spec().shape)
+    out_shape = list(t.shape(x))
+    shape = list(out_shape)
     if rank == 0:
         x, shape, rank, ax = t.reshape(x, [1]), [1], 1, 0
         source = t.reshape(source, [1])
@@ -164,18 +175,18 @@ def _along(cx, x, dim, index, source, reduce: str, include_self: bool) -> Any:
     moved = [shape[i] for i in range(rank) if i != ax]
     # segments over the slice index: data is (len(index), rest)
     xs = t.transpose(t.reshape(xl, [-1, n]), [1, 0])  # (n, rest)
-    ss = t.transpose(t.reshape(sl, [-1, int(t.shape(sl)[-1])]), [1, 0])
+    ss = t.transpose(t.reshape(sl, [-1, t.shape(sl)[-1]]), [1, 0])
     idx = _cast_to(cx, index, "int32") if cx.dtype_of(index) != "int32" else index
     idx = t.reshape(idx, [-1])
     idx = t.where(t.ew("less", idx, t.asarray(0, "int32")), idx + n, idx)
     kind = _KIND[reduce]
     seg = t.segment_reduce(kind, ss, idx, n, dt)
-    m = int(t.shape(idx)[0])
+    m = t.shape(idx)[0]
     count = t.segment_reduce("sum", t.full([m], 1, "int32"), idx, n, "int32")
     count = t.expand_dims(count, 1)
     out = _combine(cx, xs, seg, count, kind, reduce == "mean", include_self, dt)
     out = t.reshape(t.transpose(out, [1, 0]), [*moved, n])
-    return t.reshape(_back(cx, out, inv), list(cx.out_spec().shape))
+    return t.reshape(_back(cx, out, inv), out_shape)
 
 
 @rule("torch.index_copy", "torch.Tensor.index_copy", "torch.Tensor.index_copy_")
@@ -197,7 +208,7 @@ def _index_fill(cx, x, dim, index, value):
         return t.where(t.reduce("any", t.ew("equal", index, t.asarray(0, cx.dtype_of(index)))),
                        _arr(cx, value, dt), x)  # fmt: skip
     ax = dim % rank
-    n = cx.ref_args[0].shape[ax]
+    n = t.shape(x)[ax]
     idt = cx.dtype_of(index)
     idx = t.reshape(index, [-1])
     idx = t.where(t.ew("less", idx, t.asarray(0, idt)), idx + n, idx)
@@ -212,12 +223,12 @@ def _index_fill(cx, x, dim, index, value):
 @rule("torch.put", "torch.Tensor.put", "torch.Tensor.put_")
 def _put(cx, x, index, source, accumulate=False):
     t, dt = cx.target, cx.out_dtype()
-    total = cx.ref_args[0].numel()
+    total = _numel(cx, x)
     idx = t.reshape(_cast_to(cx, index, "int32"), [-1])
     idx = t.where(t.ew("less", idx, t.asarray(0, "int32")), idx + total, idx)
     data = t.reshape(_cast_to(cx, source, dt), [-1])
-    m = cx.ref_args[1].numel()
-    if m == 0:
+    m = _numel(cx, index)
+    if m == 0:  # guarded
         return x
     seg = t.segment_reduce("sum", data, idx, total, dt)
     count = t.segment_reduce("sum", t.full([m], 1, "int32"), idx, total, "int32")
@@ -239,10 +250,10 @@ def _mask_gather(cx, mask_flat, values_flat, dt) -> Any:
 @rule("torch.masked_scatter", "torch.Tensor.masked_scatter", "torch.Tensor.masked_scatter_")
 def _masked_scatter(cx, x, mask, source):
     t, dt = cx.target, cx.out_dtype()
-    shape = list(cx.out_spec().shape)
+    shape = _broadcast_shape(cx, x, mask)
     m = t.broadcast_to(mask, shape)
     xb = t.broadcast_to(x, shape)
-    if cx.ref_args[2].numel() == 0:
+    if _numel(cx, source) == 0:  # guarded
         return xb
     picked = _mask_gather(cx, t.reshape(m, [-1]), t.reshape(_cast_to(cx, source, dt), [-1]), dt)
     return t.where(m, t.reshape(picked, shape), xb)
@@ -251,7 +262,7 @@ def _masked_scatter(cx, x, mask, source):
 @rule("torch.index_put", "torch.Tensor.index_put", "torch.Tensor.index_put_")
 def _index_put(cx, x, indices, values, accumulate=False):
     t, dt = cx.target, cx.out_dtype()
-    shape = [int(v) for v in cx.out_spec().shape]
+    shape = list(t.shape(x))
     ref_idx = cx.ref_args[1]
     if any(i is None for i in ref_idx):
         raise NotImplementedError("index_put with None in the indices")
@@ -260,12 +271,14 @@ def _index_put(cx, x, indices, values, accumulate=False):
         mrank = ref_idx[0].dim()
         rest = shape[mrank:]
         mask = indices[0]
-        k_shape = [int(ref_idx[0].sum()), *rest]  # x[mask]'s shape, for the value's rank
         vrank = _ref_rank(cx.ref_args[2])
-        if vrank <= len(rest) or (vrank == len(k_shape) and cx.ref_args[2].shape[0] == 1):
-            v = t.broadcast_to(vals, k_shape[1:]) if vrank <= len(rest) else t.squeeze(vals, 0)
+        # values broadcast to x[mask]'s shape (k, *rest): k (the count of True) is the
+        # values' own first size, or 1 to broadcast (that test is guarded)
+        if vrank <= len(rest) or (vrank == len(rest) + 1 and t.shape(vals)[0] == 1):
+            v = t.broadcast_to(vals, rest) if vrank <= len(rest) else t.squeeze(vals, 0)
             full = t.broadcast_to(v, shape)
         else:
+            k_shape = [t.shape(vals)[0], *rest]
             v = t.broadcast_to(vals, k_shape)
             flat_mask = t.reshape(mask, [-1])
             rows = t.reshape(v, [k_shape[0], -1]) if rest else t.reshape(v, [-1])
@@ -278,7 +291,7 @@ def _index_put(cx, x, indices, values, accumulate=False):
     if any(str(i.dtype) == "torch.bool" for i in ref_idx):
         raise NotImplementedError("index_put mixing boolean and integer indices")
     lead = len(ref_idx)
-    bshape = list(np.broadcast_shapes(*[tuple(i.shape) for i in ref_idx]))
+    bshape = _broadcast_shape(cx, *indices)
     rest = shape[lead:]
     pos = None
     stride = 1
@@ -290,7 +303,7 @@ def _index_put(cx, x, indices, values, accumulate=False):
         stride *= shape[d]
     pos = t.reshape(t.broadcast_to(pos, bshape), [-1])
     m = _prod(bshape)
-    if m == 0:
+    if m == 0:  # guarded
         return x
     data = t.reshape(t.broadcast_to(vals, bshape + rest), [m, *rest])
     nrows = _prod(shape[:lead])
@@ -313,7 +326,7 @@ def _allclose(cx, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 @rule("torch.equal", "torch.Tensor.equal")
 def _equal(cx, a, b):
-    if tuple(cx.ref_args[0].shape) != tuple(cx.ref_args[1].shape):
+    if list(cx.target.shape(a)) != list(cx.target.shape(b)):  # guarded
         return False
     return bool(cx.target.reduce("all", cx.target.ew("equal", a, b)))
 
@@ -356,7 +369,7 @@ def _cartesian_prod(cx, *tensors):
     t = cx.target
     if len(tensors) == 1:
         return tensors[0]
-    ns = [int(v.shape[0]) for v in cx.ref_args]
+    ns = [t.shape(v)[0] for v in tensors]
     k = len(ns)
     cols = []
     for d, v in enumerate(tensors):
@@ -371,7 +384,7 @@ def _combinations(cx, x, r=2, with_replacement=False):
     import itertools
 
     t = cx.target
-    n = int(cx.ref_args[0].shape[0])
+    (n,) = cx.static_shape(x, [0])  # the pairs are listed here: the size is guarded
     gen = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     combos = list(gen(range(n), r))
     if not combos:
@@ -421,7 +434,7 @@ def _bucketize(cx, x, boundaries, *, out_int32=False, right=False):
         x = t.asarray(x, cx.dtype_of(boundaries))
     flat = t.reshape(x, [-1])
     r = _searchsorted_core(cx, boundaries, flat, right, idt)
-    return t.reshape(r, list(cx.out_spec().shape))
+    return t.reshape(r, t.shape(x))
 
 
 @rule("torch.isin")
@@ -461,8 +474,7 @@ def _nonzero(cx, x, *, as_tuple=False, out=None):
 @rule("torch.masked_select", "torch.Tensor.masked_select")
 def _masked_select(cx, x, mask):
     t = cx.target
-    shape = [int(v) for v in np.broadcast_shapes(tuple(cx.ref_args[0].shape),
-                                                  tuple(cx.ref_args[1].shape))]  # fmt: skip
+    shape = _broadcast_shape(cx, x, mask)
     return t.boolean_mask(t.reshape(t.broadcast_to(x, shape), [-1]),
                           t.reshape(t.broadcast_to(mask, shape), [-1]))  # fmt: skip
 
@@ -475,7 +487,7 @@ def _diagonal_scatter(cx, x, src, offset=0, dim1=0, dim2=1):
     t, dt = cx.target, cx.out_dtype()
     rank = _rank(cx)
     d1, d2 = dim1 % rank, dim2 % rank
-    shape = list(cx.ref_args[0].shape)
+    shape = list(t.shape(x))
     n1, n2 = shape[d1], shape[d2]
     i = t.arange(0, n1, 1, "int32")
     j = t.arange(0, n2, 1, "int32")
@@ -483,7 +495,7 @@ def _diagonal_scatter(cx, x, src, offset=0, dim1=0, dim2=1):
     # src holds the diagonal in its last axis (the other axes in order): spread it over
     # (n1, n2) along the row index (offset >= 0) or the column index
     s = _cast_to(cx, src, dt)
-    length = int(cx.ref_args[1].shape[-1])
+    length = t.shape(src)[-1]
     if offset >= 0:
         s = t.pad(s, [(0, 0)] * (rank - 2) + [(0, max(n1 - length, 0))])
         s = t.getitem(s, (Ellipsis, slice(0, n1)))
@@ -509,7 +521,7 @@ def _lower_symmetric(cx, x, rank):
     """The symmetric matrix whose lower triangle is ``x``'s (torch's eigh reads only that
     triangle; jax's symmetrises the whole input)."""
     t = cx.target
-    n = int(t.shape(x)[-1])
+    n = t.shape(x)[-1]
     low = t.where(_tri_mask(cx, n, n, False), x, t.asarray(0, cx.dtype_of(x)))
     strict = t.where(_tri_mask(cx, n, n, False, True), x, t.asarray(0, cx.dtype_of(x)))
     return low + _mT(cx, strict, rank)
@@ -548,7 +560,7 @@ def _triangular(cx, a, upper: bool, unitriangular: bool, n: int, dt: str):
 def _solve_triangular(cx, a, b, *, upper, left=True, unitriangular=False, out=None):
     t, dt = cx.target, cx.out_dtype()
     ra = _rank(cx)
-    n = int(cx.ref_args[0].shape[-1])
+    n = t.shape(a)[-1]
     a = _triangular(cx, _cast_to(cx, a, dt), upper, unitriangular, n, dt)
     b = _cast_to(cx, b, dt)
     if not left:  # X A = B  <=>  A^T X^T = B^T
@@ -558,10 +570,11 @@ def _solve_triangular(cx, a, b, *, upper, left=True, unitriangular=False, out=No
 
 
 def _bcast_ab(cx, a, b):
-    """``a`` (..., n, n) and ``b`` (..., n, k) with their batch axes broadcast together."""
+    """``a`` (..., n, n) and ``b`` (..., n, k) with their batch axes broadcast together
+    (tracked sizes; whether each needs broadcasting is guarded)."""
     t = cx.target
-    sa, sb = [int(v) for v in t.shape(a)], [int(v) for v in t.shape(b)]
-    batch = list(np.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
+    sa, sb = list(t.shape(a)), list(t.shape(b))
+    batch = _broadcast_sizes(sa[:-2], sb[:-2])
     if sa[:-2] != batch:
         a = t.broadcast_to(a, batch + sa[-2:])
     if sb[:-2] != batch:
@@ -573,18 +586,18 @@ def _bcast_ab(cx, a, b):
 def _triangular_solve(cx, b, a, upper=True, transpose=False, unitriangular=False):
     t, dt = cx.target, cx.out_dtype()
     ra = _ref_rank(cx.ref_args[1])
-    n = int(cx.ref_args[1].shape[-1])
+    n = t.shape(a)[-1]
     tri = _triangular(cx, _cast_to(cx, a, dt), upper, unitriangular, n, dt)
     m = _mT(cx, tri, ra) if transpose else tri
     x = t.linalg("solve", *_bcast_ab(cx, m, _cast_to(cx, b, dt)))
-    return x, t.broadcast_to(a, list(cx.out_spec(1).shape))
+    return x, t.broadcast_to(a, [*t.shape(x)[:-2], *t.shape(a)[-2:]])
 
 
 @rule("torch.cholesky_solve", "torch.Tensor.cholesky_solve")
 def _cholesky_solve(cx, b, chol, upper=False):
     t, dt = cx.target, cx.out_dtype()
     rl = _ref_rank(cx.ref_args[1])
-    n = int(cx.ref_args[1].shape[-1])
+    n = t.shape(chol)[-1]
     tri = _triangular(cx, _cast_to(cx, chol, dt), upper, False, n, dt)
     low = _mT(cx, tri, rl) if upper else tri
     a = t.matmul(low, _mT(cx, low, rl))
@@ -595,7 +608,7 @@ def _cholesky_solve(cx, b, chol, upper=False):
 def _cholesky_inverse(cx, chol, upper=False):
     t, dt = cx.target, cx.out_dtype()
     rl = _rank(cx)
-    n = int(cx.ref_args[0].shape[-1])
+    n = t.shape(chol)[-1]
     tri = _triangular(cx, _cast_to(cx, chol, dt), upper, False, n, dt)
     low = _mT(cx, tri, rl) if upper else tri
     return t.linalg("inv", t.matmul(low, _mT(cx, low, rl)))
@@ -612,7 +625,12 @@ def _lstsq(cx, a, b, rcond=None, *, driver=None):
     x = t.matmul(pinv, bb)
     if vector:
         x = t.squeeze(x, -1)
-    empty = [t.full(list(cx.out_spec(i).shape), 0, cx.out_dtype(i)) for i in (1, 2, 3)]
+    empty = []
+    for i in (1, 2, 3):  # residuals, rank, singular values: empty unless the driver fills them
+        shape = list(cx.out_spec(i).shape)
+        if 0 not in shape:
+            raise NotImplementedError(f"lstsq's {('residuals', 'rank', 'singular values')[i - 1]}")
+        empty.append(t.full(shape, 0, cx.out_dtype(i)))
     return (x, *empty)
 
 
@@ -623,10 +641,10 @@ def _svals(cx, x):
 @rule("torch.linalg.matrix_rank")
 def _matrix_rank(cx, x, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
     t = cx.target
-    shape = list(cx.ref_args[0].shape)
+    shape = list(t.shape(x))
     dt = cx.dtype_of(x)
-    if min(shape[-2:]) == 0:
-        return t.full(list(cx.out_spec().shape), 0, cx.out_dtype())
+    if min(shape[-2:]) == 0:  # guarded
+        return t.full(shape[:-2], 0, cx.out_dtype())
     s = (
         t.ew("abs", t.linalg("eigvalsh", _lower_symmetric(cx, x, len(shape))))
         if hermitian
@@ -674,7 +692,7 @@ def _cond(cx, x, p=None, *, out=None):
 @rule("torch.linalg.tensorinv")
 def _tensorinv(cx, x, ind=2, *, out=None):
     t = cx.target
-    shape = list(cx.ref_args[0].shape)
+    shape = list(t.shape(x))
     rows = _prod(shape[:ind])
     inv = t.linalg("inv", t.reshape(x, [rows, -1]))
     return t.reshape(inv, shape[ind:] + shape[:ind])
@@ -687,10 +705,10 @@ def _tensorsolve(cx, a, b, dims=None, *, out=None):
     if dims is not None:
         dims = [d % ra for d in dims]
         perm = [d for d in range(ra) if d not in dims] + dims
+        shape = [t.shape(a)[p] for p in perm]
         a = t.transpose(a, perm)
-        shape = [int(cx.ref_args[0].shape[p]) for p in perm]
     else:
-        shape = list(cx.ref_args[0].shape)
+        shape = list(t.shape(a))
     nb = _ref_rank(cx.ref_args[1])
     rows = _prod(shape[:nb])
     x = t.linalg("solve", t.reshape(a, [rows, -1]), t.reshape(b, [rows, 1]))
@@ -707,11 +725,11 @@ def _pinv(cx, x, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None)
     """``V diag(1/s) U^H`` over the singular values above ``max(atol, rtol * s_max)``
     (torch's defaults: rtol = eps * max(m, n) without atol, else 0)."""
     t = cx.target
-    shape = list(cx.ref_args[0].shape)
+    shape = list(t.shape(x))
     dt = cx.out_dtype()
     rank = len(shape)
-    if min(shape[-2:]) == 0:
-        return t.full(list(cx.out_spec().shape), 0, dt)
+    if min(shape[-2:]) == 0:  # guarded
+        return t.full([*shape[:-2], shape[-1], shape[-2]], 0, dt)
     if cx.node.op != "torch.linalg.pinv" and rcond is None:
         rcond = 1e-15
     if rcond is not None:
@@ -757,7 +775,7 @@ def _native_layer_norm(cx, x, normalized_shape, weight, bias, eps):
 @rule("torch.nn.functional.pdist", "torch.pdist")
 def _pdist(cx, x, p=2):
     t = cx.target
-    n = int(cx.ref_args[0].shape[0])
+    (n,) = cx.static_shape(x, [0])  # the pairs are listed here: the size is guarded
     rows = [i for i in range(n) for _ in range(i + 1, n)]
     cols = [j for i in range(n) for j in range(i + 1, n)]
     if not rows:
@@ -817,8 +835,8 @@ def _quantile(cx, x, q, dim=None, keepdim=False, *, interpolation="linear", out=
     q_arr = _is_array(q)
     qv = _cast_to(cx, q, dt) if q_arr else t.asarray(float(q), dt)
     if q_arr and _ref_rank(cx.ref_args[1]) == 1:
-        k = int(cx.ref_args[1].shape[0])
-        bshape = [int(v) for v in t.shape(xs)]
+        k = t.shape(qv)[0]
+        bshape = list(t.shape(xs))
         qv = t.reshape(qv, [k] + [1] * len(bshape))
         xs = t.broadcast_to(t.expand_dims(xs, 0), [k, *bshape])
         valid = t.expand_dims(valid, 0)
@@ -831,7 +849,7 @@ def _quantile(cx, x, q, dim=None, keepdim=False, *, interpolation="linear", out=
     zero = t.asarray(0.0, dt)
     ilo = _cast_to(cx, t.ew("minimum", t.ew("maximum", lo, zero), clip), "int32")
     ihi = _cast_to(cx, t.ew("minimum", t.ew("maximum", hi, zero), clip), "int32")
-    shape_i = [*[int(v) for v in t.shape(xs)][:-1], 1]
+    shape_i = [*list(t.shape(xs))[:-1], 1]
     ilo, ihi = t.broadcast_to(ilo, shape_i), t.broadcast_to(ihi, shape_i)
     vlo, vhi = t.take_along_axis(xs, ilo, -1), t.take_along_axis(xs, ihi, -1)
     if interpolation == "linear":
@@ -854,4 +872,16 @@ def _quantile(cx, x, q, dim=None, keepdim=False, *, interpolation="linear", out=
     else:
         bad = t.ew("less", valid, t.asarray(float(n), dt))
     r = t.where(t.broadcast_to(bad, shape_i), t.asarray(math.nan, dt), r)
-    return t.reshape(r, list(cx.out_spec().shape))
+    xshape = list(t.shape(x))
+    if dim is None or rank == 0:
+        out = [1] * rank if keepdim else []
+    else:
+        ax = dim % rank
+        out = (
+            [1 if d == ax else s for d, s in enumerate(xshape)]
+            if keepdim
+            else xshape[:ax] + xshape[ax + 1 :]
+        )
+    if q_arr and _ref_rank(cx.ref_args[1]) == 1:
+        out = [t.shape(qv)[0], *out]
+    return t.reshape(r, out)

@@ -142,7 +142,8 @@ def _prelu(cx, x, weight):
     t = cx.target
     rank = _rank(cx)
     w = weight
-    if rank >= 2 and cx.ref_args[1].numel() > 1:
+    ref_w = cx.ref_args[1] if len(cx.ref_args) > 1 else cx.ref_kwargs["weight"]
+    if rank >= 2 and ref_w.numel() > 1:  # one slope per channel (axis 1); a weight's size
         w = t.reshape(weight, [-1] + [1] * (rank - 2))
     return t.where(t.ew("greater", x, 0), x, x * w)
 
@@ -251,7 +252,7 @@ def _group_norm(cx, x, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabl
     d = g - mean
     var = t.reduce("mean", d * d, 2, True)
     y = t.reshape(d * t.ew("rsqrt", var + eps), shape)
-    c = cx.ref_args[0].shape[1]
+    c = shape[1]
     one = t.full([c], 1.0, cx.out_dtype()) if weight is None else weight
     zero = t.full([c], 0.0, cx.out_dtype()) if bias is None else bias
     del rank
@@ -270,7 +271,7 @@ def _instance_norm(cx, x, running_mean=None, running_var=None, weight=None, bias
     y = d * t.ew("rsqrt", var + eps)
     if weight is None and bias is None:
         return y
-    c = cx.ref_args[0].shape[1]
+    c = t.shape(x)[1]
     one = t.full([c], 1.0, cx.out_dtype()) if weight is None else weight
     zero = t.full([c], 0.0, cx.out_dtype()) if bias is None else bias
     return t.channel_affine(y, one, zero)
@@ -478,14 +479,15 @@ def _sdpa(cx, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=Non
     if dropout_p:
         raise NotImplementedError("attention dropout draws random numbers")
     t = cx.target
-    qr, kr = cx.ref_args[0], cx.ref_args[1]
-    d = qr.shape[-1]
-    scale = 1.0 / math.sqrt(d) if scale is None else scale
-    if enable_gqa and qr.dim() >= 3 and qr.shape[-3] != kr.shape[-3]:
-        rep = qr.shape[-3] // kr.shape[-3]
-        k = t.repeat(k, rep, -3)
-        v = t.repeat(v, rep, -3)
-    rank = qr.dim()
+    rank = _rank(cx)
+    if scale is None:
+        (d,) = cx.static_shape(q, [-1])  # the head size sets the scale: guarded
+        scale = 1.0 / math.sqrt(d)
+    if enable_gqa and rank >= 3:
+        hq, hk = cx.static_shape(q, [-3]) + cx.static_shape(k, [-3])  # head counts: guarded
+        if hq != hk:
+            k = t.repeat(k, hq // hk, rank - 3)
+            v = t.repeat(v, hq // hk, rank - 3)
     perm = list(range(rank))
     perm[-1], perm[-2] = perm[-2], perm[-1]
     s = t.matmul(q * scale, t.transpose(k, perm))

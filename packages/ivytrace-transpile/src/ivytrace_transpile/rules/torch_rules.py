@@ -62,6 +62,36 @@ def _rank(cx: RuleContext, i: int = 0) -> int:
     return a.dim()
 
 
+def _numel(cx: RuleContext, x: Any) -> Any:
+    """The number of elements of target array ``x``, from its tracked sizes."""
+    n = 1
+    for d in cx.target.shape(x):
+        n = n * d
+    return n
+
+
+def _broadcast_shape(cx: RuleContext, *xs: Any) -> list[Any]:
+    """The shape ``xs`` (target arrays or numbers) broadcast to, from their tracked sizes."""
+    return _broadcast_sizes(*[list(cx.target.shape(x)) if _is_array(x) else [] for x in xs])
+
+
+def _broadcast_sizes(*shapes: Sequence[Any]) -> list[Any]:
+    """The broadcast of ``shapes`` (tracked sizes): each axis takes the size of the first
+    operand whose size there is not 1 (those tests are guarded: whether an axis broadcasts
+    is a fact of the graph, the sizes are not)."""
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[Any] = []
+    for d in range(rank):
+        size: Any = 1
+        for s in shapes:
+            k = d - (rank - len(s))
+            if k >= 0 and s[k] != 1:
+                size = s[k]
+                break
+        out.append(size)
+    return out
+
+
 def _sizes(args: Sequence[Any]) -> list[Any]:
     """``view(2, 3)`` / ``view((2, 3))`` / ``view([2, 3])`` -> [2, 3]."""
     if len(args) == 1 and isinstance(args[0], list | tuple):
@@ -130,11 +160,8 @@ def _static_fact(cx, x, *a, **k):
 
 
 @rule("torch.Tensor.numel", "torch.numel")
-def _numel(cx, x):
-    n = 1
-    for d in cx.target.shape(x):
-        n = n * d
-    return n
+def _numel_rule(cx, x):
+    return _numel(cx, x)
 
 
 @rule("torch.Tensor.__bool__")
@@ -543,7 +570,9 @@ def _squeeze(cx, x, dim=None):
 def _cat(cx, tensors, dim=0, axis=None):
     dim = axis if axis is not None else dim
     refs = [r for r in cx.ref_args[0]]
-    keep = [t for t, r in zip(tensors, refs) if not (r.dim() == 1 and r.shape[0] == 0)]
+    # torch skips 1-d empty tensors whatever the others' rank (whether one is empty: guarded)
+    shape = cx.target.shape
+    keep = [t for t, r in zip(tensors, refs) if not (r.dim() == 1 and shape(t)[0] == 0)]
     rank = cx.out_spec().rank or 1
     dt = cx.out_dtype()
     return cx.target.concat([_cast_to(cx, t, dt) for t in keep], dim % rank)
@@ -558,10 +587,11 @@ def _stack(cx, tensors, dim=0):
 @rule("torch.split", "torch.Tensor.split")
 def _split(cx, x, split_size_or_sections, dim=0):
     ax = _axes(dim, _rank(cx))
-    size = cx.target.shape(x)[ax]
     if isinstance(split_size_or_sections, int):
+        # the number of pieces depends on the size: guarded
+        (size,) = cx.static_shape(x, [ax])
         step = split_size_or_sections
-        n = len(cx.ref_out)
+        n = max(-(-size // step), 1)
         sizes = [step] * (n - 1) + [size - step * (n - 1)]
     else:
         sizes = list(split_size_or_sections)
@@ -571,7 +601,10 @@ def _split(cx, x, split_size_or_sections, dim=0):
 @rule("torch.chunk", "torch.Tensor.chunk")
 def _chunk(cx, x, chunks, dim=0):
     ax = _axes(dim, _rank(cx))
-    sizes = [r.shape[ax] for r in cx.ref_out]
+    (size,) = cx.static_shape(x, [ax])  # the number of chunks depends on the size: guarded
+    step = -(-size // chunks) if size else 0
+    n = -(-size // step) if step else chunks
+    sizes = [step] * (n - 1) + [size - step * (n - 1)] if step else [0] * chunks
     return tuple(cx.target.split(x, sizes, ax))
 
 
@@ -621,7 +654,7 @@ def _gather(cx, x, dim, index, *, sparse_grad=False):
 def _index_select(cx, x, dim, index):
     if _rank(cx) == 0:
         t = cx.target
-        return t.reshape(t.take(t.reshape(x, [1]), index, 0), list(cx.out_spec().shape))
+        return t.reshape(t.take(t.reshape(x, [1]), index, 0), [])
     return cx.target.take(x, index, _axes(dim, max(_rank(cx), 1)))
 
 
