@@ -242,18 +242,15 @@ class _StandaloneCodegen(_Codegen):
                 lines.append(f"    # {code}")
             shown = code or shown
             lines.append("    " + s.text)
-        imports = tuple(
-            sorted(i for i in self.imports if i.startswith("import "))
-            + sorted(i for i in self.imports if i.startswith("from "))
-        )
-        source = "\n".join([*imports, "", "", *lines]) + "\n"
+        imports = tuple(i for i in sort_imports(self.imports) if i)
+        source = "\n".join([*sort_imports(imports), "", "", *lines]) + "\n"
         return StandaloneSource(source, fname, imports, dict(self.large))
 
 
 def sort_imports(lines: Any) -> tuple[str, ...]:
     """Import lines as isort orders them: the standard library's, a blank line, the
     others (``import x`` lines before ``from x import y`` lines), without repeats."""
-    unique = set(lines)
+    unique = {i for i in lines if i}
     std = sorted(i for i in unique if i.split()[1].split(".")[0] in sys.stdlib_module_names)
     rest = [i for i in unique if i not in std]
     third = sorted(i for i in rest if i.startswith("import ")) + sorted(
