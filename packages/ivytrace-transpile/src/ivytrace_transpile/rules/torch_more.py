@@ -415,10 +415,14 @@ def _ravel(cx, x):
 
 @rule("torch.narrow", "torch.Tensor.narrow", "torch.narrow_copy", "torch.Tensor.narrow_copy")
 def _narrow(cx, x, dim, start, length):
-    if _is_array(start):
-        raise NotImplementedError("narrow with a tensor start")
     rank = _rank(cx)
     ax = dim % rank
+    if _is_array(start):  # a 0-d tensor: the positions start + arange(length), gathered
+        t = cx.target
+        sdt = cx.dtype_of(start)
+        start = t.reshape(start, [])
+        start = t.where(t.ew("less", start, t.asarray(0, sdt)), start + t.shape(x)[ax], start)
+        return t.take(x, t.arange(0, length, 1, sdt) + start, ax)
     stop = start + length
     if start < 0 and stop == 0:  # counted from the end, up to the end: no size needed
         stop = None
@@ -600,8 +604,15 @@ def _tensordot(cx, a, b, dims=2, out=None):
         da, db = [d % ra for d in _as_list(dims[0])], [d % rb for d in _as_list(dims[1])]
     la = list(_LETTERS[:ra])
     lb = list(_LETTERS[ra : ra + rb])
+    t = cx.target
     for i, j in zip(da, db):
         lb[j] = la[i]
+        sa, sb = t.shape(a), t.shape(b)
+        if sa[i] != sb[j]:  # torch broadcasts a contracted size 1 (guarded)
+            if sa[i] == 1:
+                a = t.broadcast_to(a, [sb[j] if d == i else s for d, s in enumerate(sa)])
+            else:
+                b = t.broadcast_to(b, [sa[i] if d == j else s for d, s in enumerate(sb)])
     out_l = [c for i, c in enumerate(la) if i not in da] + [
         c for j, c in enumerate(lb) if j not in db
     ]
@@ -609,6 +620,18 @@ def _tensordot(cx, a, b, dims=2, out=None):
     return cx.target.einsum(
         f"{''.join(la)},{''.join(lb)}->{''.join(out_l)}", _cast_to(cx, a, dt), _cast_to(cx, b, dt)
     )
+
+
+@rule("torch.inner", "torch.Tensor.inner")
+def _inner(cx, a, b):
+    """The sum over the last axes: (..a, n) x (..b, n) -> (..a, ..b); a 0-d operand scales."""
+    ra, rb = _ref_rank(cx.ref_args[0]), _ref_rank(cx.ref_args[1])
+    dt = cx.out_dtype()
+    a, b = _cast_to(cx, a, dt), _cast_to(cx, b, dt)
+    if ra == 0 or rb == 0:
+        return a * b
+    la, lb = _LETTERS[: ra - 1], _LETTERS[ra - 1 : ra + rb - 2]
+    return cx.target.einsum(f"{la}z,{lb}z->{la}{lb}", a, b)
 
 
 def _as_list(v: Any) -> list[int]:
@@ -745,15 +768,20 @@ def _eye(cx, n, m=None, *, dtype=None, layout=None, device=None, pin_memory=Fals
 @rule("torch.linspace", "torch.logspace")
 def _linspace(cx, start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
               pin_memory=False, requires_grad=False, out=None):  # fmt: skip
-    if _is_array(start) or _is_array(end) or _is_array(steps):
-        raise NotImplementedError("linspace with tensor bounds")
+    if _is_array(steps):
+        raise NotImplementedError("linspace with a tensor number of steps")
     dt = cx.out_dtype()
     ref = cx.ref_out
+    if not _float(dt) and (_is_array(start) or _is_array(end)):
+        raise NotImplementedError("integer linspace with tensor bounds")
+    cdt = "float32" if dt != "float64" else dt
+    start = _cast_to(cx, start, cdt) if _is_array(start) else start
+    end = _cast_to(cx, end, cdt) if _is_array(end) else end
     if not _float(dt):
         # torch computes integer linspace in float then truncates: the values are static
         return cx.target.asarray(ref.numpy().tolist(), dt)
     t = cx.target
-    i = t.arange(0, steps, 1, "float32" if dt != "float64" else dt)
+    i = t.arange(0, steps, 1, cdt)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     half = steps // 2
     lo = i * step + start
@@ -1189,8 +1217,16 @@ def _norm(cx, x, p="fro", dim=None, keepdim=False, dtype=None, out=None):
     ax = _axes(tuple(dim), rank) if dim is not None else None
     if p == "fro" or p is None:
         return _vector_norm(cx, x, 2, ax, keepdim)
-    if p == "nuc":
-        raise NotImplementedError("nuclear norm (singular values)")
+    if p == "nuc":  # the sum of the singular values over the two dims
+        t = cx.target
+        ax = ax if ax is not None else (rank - 2, rank - 1)
+        rest = [d for d in range(rank) if d not in ax]
+        s = t.svd(t.transpose(x, [*rest, *ax]), compute_uv=False)
+        r = t.reduce("sum", s, -1)
+        if keepdim:
+            for d in sorted(ax):
+                r = t.expand_dims(r, d)
+        return r
     return _vector_norm(cx, x, p, ax, keepdim)
 
 
@@ -1983,6 +2019,26 @@ for _k in _FFT_1D:
     TORCH_RULES.add(f"torch.fft.{_k}", _fft1(_k))
 for _k in _FFT_ND:
     TORCH_RULES.add(f"torch.fft.{_k}", _fftn(_k))
+
+
+@rule("torch.fft.hfft2", "torch.fft.hfftn", "torch.fft.ihfft2", "torch.fft.ihfftn")
+def _hfftn(cx, x, s=None, dim=None, norm=None, *, out=None):
+    """hfftn is irfftn of the conjugate, ihfftn the conjugate of rfftn, each normalised in
+    the other direction."""
+    t = cx.target
+    kind = cx.node.op.rsplit(".", 1)[1]
+    if kind.endswith("2") and dim is None:
+        dim = (-2, -1)
+    if not _float(cx.ref_dtype(cx.ref_args[0]) or "float32"):
+        x = _cast_to(cx, x, "float32")
+    swapped = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+    s = None if s is None else tuple(s)
+    dim = None if dim is None else tuple(_as_list(dim))
+    if kind.startswith("ih"):
+        return t.ew("conj", t.fft("rfftn", x, s, dim, swapped[norm]))
+    if cx.dtype_of(x).startswith("complex"):
+        x = t.ew("conj", x)
+    return t.fft("irfftn", x, s, dim, swapped[norm])
 
 
 @rule("torch.fft.fftshift", "torch.fft.ifftshift")

@@ -199,6 +199,8 @@ for _name, _dt in {"float": "float32", "double": "float64", "half": "float16", "
 def _ew_unary(name: str) -> Callable[..., Any]:
     def r(cx, x, *a, **k):
         dt = cx.out_dtype()
+        if name == "logical_not" and cx.dtype_of(x) != "bool":  # any dtype: x == 0
+            return cx.target.ew("equal", x, cx.target.asarray(0, cx.dtype_of(x)))
         return cx.target.ew(name, _cast_to(cx, x, dt) if dt.startswith(("float", "complex")) else x)
 
     return r
@@ -806,7 +808,7 @@ def _outer(cx, a, b):
     return cx.target.expand_dims(a, 1) * cx.target.expand_dims(b, 0)
 
 
-@rule("torch.dot", "torch.Tensor.dot", "torch.inner", "torch.vdot")
+@rule("torch.dot", "torch.Tensor.dot", "torch.vdot")
 def _dot(cx, a, b):
     return cx.target.reduce("sum", a * b)
 
