@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from seed_networks import Network
 
 import ivytrace as ivy
 
@@ -96,14 +97,6 @@ def test_clean_and_unclean_trace_to_the_same_ops(backend):
 
 
 def test_network_module(backend):
-    class Network(ivy.Module):
-        def __init__(self):
-            self._layer = ivy.Linear(3, 3)
-            super().__init__()
-
-        def _forward(self, x):
-            return self._layer(x)
-
     net = Network()
     x = ivy.array([1.0, 2.0, 3.0])
     want = net(x)

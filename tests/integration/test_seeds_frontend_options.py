@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
+from seed_networks import Network
 
 import ivytrace as ivy
 
@@ -52,48 +54,31 @@ def test_container_is_traced_as_a_pytree():
     )
 
 
-def test_trace_graph_of_a_frontend_module_returns_the_module():
+@pytest.fixture
+def torch_backend():
     ivy.set_backend("torch")
     try:
-
-        class Network(ivy.Module):
-            def __init__(self):
-                self._layer = ivy.Linear(3, 3)
-                super().__init__()
-
-            def _forward(self, x):
-                return self._layer(x)
-
-        net = Network()
-        x = ivy.array([1.0, 2.0, 3.0])
-        want = net(x)
-        assert ivy.trace_graph(net, args=(x,)) is net
-        assert net.is_traced
-        assert torch.allclose(net(x), want)
-        net2 = Network()
-        net2.trace_graph(x)
-        assert torch.allclose(net2(x), net2._forward(x))
+        yield
     finally:
         ivy.unset_backend()
 
 
-def test_a_traced_frontend_module_reads_its_current_variables():
-    ivy.set_backend("torch")
-    try:
+def test_trace_graph_of_a_frontend_module_returns_the_module(torch_backend):
+    net = Network()
+    x = ivy.array([1.0, 2.0, 3.0])
+    want = net(x)
+    assert ivy.trace_graph(net, args=(x,)) is net
+    assert net.is_traced
+    assert torch.allclose(net(x), want)
+    net2 = Network()
+    net2.trace_graph(x)
+    assert torch.allclose(net2(x), net2._forward(x))
 
-        class Network(ivy.Module):
-            def __init__(self):
-                self._layer = ivy.Linear(3, 3)
-                super().__init__()
 
-            def _forward(self, x):
-                return self._layer(x)
-
-        net = Network()
-        x = ivy.array([1.0, 2.0, 3.0])
-        net.trace_graph(x)
-        net._layer.v.w = net._layer.v.w * 2  # a training step, say
-        assert torch.allclose(net(x), net._forward(x))
-        assert not net._graph.ir.constants, "no variable was baked into the graph"
-    finally:
-        ivy.unset_backend()
+def test_a_traced_frontend_module_reads_its_current_variables(torch_backend):
+    net = Network()
+    x = ivy.array([1.0, 2.0, 3.0])
+    net.trace_graph(x)
+    net._layer.v.w = net._layer.v.w * 2  # a training step, say
+    assert torch.allclose(net(x), net._forward(x))
+    assert not net._graph.ir.constants, "no variable was baked into the graph"

@@ -6,20 +6,10 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+from seed_networks import Network
 
 import ivytrace.frontend as ivy
 from ivytrace.tracing import trace_graph
-
-
-class Network(ivy.Module):
-    """The seed's network: the layer assigned before ``super().__init__()``."""
-
-    def __init__(self):
-        self._layer = ivy.Linear(3, 3)
-        super().__init__()
-
-    def _forward(self, x):
-        return self._layer(x)
 
 
 class MLP(ivy.Module):

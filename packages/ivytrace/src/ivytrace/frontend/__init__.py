@@ -12,6 +12,7 @@ The table of operations with each op's native callables and sample inputs is
 """
 
 from . import dtypes as _dtypes
+from . import module as _module
 from ._state import (
     BACKENDS,
     current_backend,
@@ -22,42 +23,11 @@ from ._state import (
     using_backend,
 )
 from .container import Container
-from .dtypes import (
-    Dtype,
-    bfloat16,
-    bool_,
-    complex64,
-    complex128,
-    float16,
-    float32,
-    float64,
-    int8,
-    int16,
-    int32,
-    int64,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-)
+from .dtypes import *  # noqa: F403
 from .functions import *  # noqa: F403
 from .functions import __all__ as _functions_all
-from .module import (
-    GELU,
-    AvgPool2D,
-    Conv2D,
-    Dropout,
-    Flatten,
-    LayerNorm,
-    Linear,
-    MaxPool2D,
-    Module,
-    ReLU,
-    Sequential,
-    Sigmoid,
-    Softmax,
-    Tanh,
-)
+from .module import *  # noqa: F403
+from .module import Module
 
 bool = _dtypes.bool_
 """``ivytrace.frontend.bool``: the bool dtype. Not in ``__all__`` so that a star import
@@ -68,43 +38,15 @@ module = Module
 
 __all__ = [
     "BACKENDS",
-    "GELU",
-    "AvgPool2D",
     "Container",
-    "Conv2D",
-    "Dropout",
-    "Dtype",
-    "Flatten",
-    "LayerNorm",
-    "Linear",
-    "MaxPool2D",
-    "Module",
-    "ReLU",
-    "Sequential",
-    "Sigmoid",
-    "Softmax",
-    "Tanh",
-    "bfloat16",
-    "bool_",
-    "complex64",
-    "complex128",
     "current_backend",
     "current_backend_str",
-    "float16",
-    "float32",
-    "float64",
     "get_backend",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
     "module",
     "set_backend",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
     "unset_backend",
     "using_backend",
+    *(name for name in _dtypes.__all__ if name != "DTYPE_NAMES"),
+    *_module.__all__,
     *_functions_all,
 ]

@@ -22,22 +22,9 @@ __all__ = [
     "spatial_pads",
 ]
 
-DTYPE_NAMES = (
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "bfloat16",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
+DTYPE_NAMES = tuple(
+    "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 bfloat16 float16 float32 float64 "
+    "complex64 complex128".split()
 )
 
 

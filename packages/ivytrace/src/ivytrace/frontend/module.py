@@ -495,29 +495,29 @@ class Dropout(Module):
         return f"prob={self._prob}"
 
 
-class MaxPool2D(Module):
+class _Pool2D(Module):
+    """2-D pooling (NHWC by default) by the frontend function :attr:`_pool`."""
+
+    _pool: Any = None
+
+    def __init__(self, kernel: Any, strides: Any, padding: Any = "VALID", /, *, data_format="NHWC"):
+        self._kernel, self._strides, self._padding = kernel, strides, padding
+        self._data_format = data_format
+        super().__init__()
+
+    def _forward(self, x: Any) -> Any:
+        return self._pool(
+            x, self._kernel, self._strides, self._padding, data_format=self._data_format
+        )
+
+
+class MaxPool2D(_Pool2D):
     """2-D max pooling (NHWC by default)."""
 
-    def __init__(self, kernel: Any, strides: Any, padding: Any = "VALID", /, *, data_format="NHWC"):
-        self._kernel, self._strides, self._padding = kernel, strides, padding
-        self._data_format = data_format
-        super().__init__()
-
-    def _forward(self, x: Any) -> Any:
-        return F.max_pool2d(
-            x, self._kernel, self._strides, self._padding, data_format=self._data_format
-        )
+    _pool = staticmethod(F.max_pool2d)
 
 
-class AvgPool2D(Module):
+class AvgPool2D(_Pool2D):
     """2-D average pooling (NHWC by default)."""
 
-    def __init__(self, kernel: Any, strides: Any, padding: Any = "VALID", /, *, data_format="NHWC"):
-        self._kernel, self._strides, self._padding = kernel, strides, padding
-        self._data_format = data_format
-        super().__init__()
-
-    def _forward(self, x: Any) -> Any:
-        return F.avg_pool2d(
-            x, self._kernel, self._strides, self._padding, data_format=self._data_format
-        )
+    _pool = staticmethod(F.avg_pool2d)

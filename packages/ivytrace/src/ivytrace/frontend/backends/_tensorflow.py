@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins as _b
 import contextlib
 import math
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -702,26 +703,26 @@ def _draw_shape(shape: Any, a: Any, b: Any) -> list[int]:
     return list(np.broadcast_shapes(tuple(np.shape(a)), tuple(np.shape(b))))
 
 
-def random_uniform(low=0.0, high=1.0, shape=None, dtype=None, seed=None, device=None):
-    dt = _dt(dtype) or tf.float32
-    shp = _draw_shape(shape, low, high)
+_DRAW_PARAMETERS = MappingProxyType({"uniform": ("minval", "maxval"), "normal": ("mean", "stddev")})
+"""``tf.random.<kind>`` / ``stateless_<kind>`` -> the names of its two parameters."""
+
+
+def _draw(kind: str, a: Any, b: Any, shape: Any, dtype: Any, seed: Any, device: Any) -> Any:
+    """A draw from ``tf.random.<kind>``, or from its stateless twin when a seed is given."""
+    shp = _draw_shape(shape, a, b)
+    params = dict(zip(_DRAW_PARAMETERS[kind], (a, b)), dtype=_dt(dtype) or tf.float32)
     with _on(device):
         if seed is not None:
-            return tf.random.stateless_uniform(
-                shp, seed=[int(seed), 0], minval=low, maxval=high, dtype=dt
-            )
-        return tf.random.uniform(shp, minval=low, maxval=high, dtype=dt)
+            return getattr(tf.random, f"stateless_{kind}")(shp, seed=[int(seed), 0], **params)
+        return getattr(tf.random, kind)(shp, **params)
+
+
+def random_uniform(low=0.0, high=1.0, shape=None, dtype=None, seed=None, device=None):
+    return _draw("uniform", low, high, shape, dtype, seed, device)
 
 
 def random_normal(mean=0.0, std=1.0, shape=None, dtype=None, seed=None, device=None):
-    dt = _dt(dtype) or tf.float32
-    shp = _draw_shape(shape, mean, std)
-    with _on(device):
-        if seed is not None:
-            return tf.random.stateless_normal(
-                shp, seed=[int(seed), 0], mean=mean, stddev=std, dtype=dt
-            )
-        return tf.random.normal(shp, mean=mean, stddev=std, dtype=dt)
+    return _draw("normal", mean, std, shape, dtype, seed, device)
 
 
 def randint(low, high, shape=None, dtype=None, seed=None, device=None):

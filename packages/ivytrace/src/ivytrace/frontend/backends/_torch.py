@@ -277,46 +277,27 @@ def prod(x, axis=None, keepdims=False, dtype=None):
     return x
 
 
-def max(x, axis=None, keepdims=False):
-    x = _t(x)
-    if axis is None and not keepdims:
-        return torch.amax(x)
-    return torch.amax(x, dim=_dims(axis, x), keepdim=keepdims)
+def _reduction(native: str, name: str, dims: bool = True) -> Any:
+    """A frontend reduction ``name(x, axis=None, keepdims=False)`` by ``torch.<native>``
+    (looked up at each call): over everything without a ``dim`` when no axis is given
+    (``argmax`` takes one ``dim`` as is)."""
+
+    def reduce(x, axis=None, keepdims=False):
+        x, fn = _t(x), getattr(torch, native)
+        if axis is None and not keepdims:
+            return fn(x)
+        return fn(x, dim=_dims(axis, x) if dims else axis, keepdim=keepdims)
+
+    reduce.__name__ = reduce.__qualname__ = name
+    return reduce
 
 
-def min(x, axis=None, keepdims=False):
-    x = _t(x)
-    if axis is None and not keepdims:
-        return torch.amin(x)
-    return torch.amin(x, dim=_dims(axis, x), keepdim=keepdims)
-
-
-def argmax(x, axis=None, keepdims=False):
-    x = _t(x)
-    if axis is None and not keepdims:
-        return torch.argmax(x)
-    return torch.argmax(x, dim=axis, keepdim=keepdims)
-
-
-def argmin(x, axis=None, keepdims=False):
-    x = _t(x)
-    if axis is None and not keepdims:
-        return torch.argmin(x)
-    return torch.argmin(x, dim=axis, keepdim=keepdims)
-
-
-def any(x, axis=None, keepdims=False):
-    x = _t(x)
-    if axis is None and not keepdims:
-        return torch.any(x)
-    return torch.any(x, dim=_dims(axis, x), keepdim=keepdims)
-
-
-def all(x, axis=None, keepdims=False):
-    x = _t(x)
-    if axis is None and not keepdims:
-        return torch.all(x)
-    return torch.all(x, dim=_dims(axis, x), keepdim=keepdims)
+max = _reduction("amax", "max")
+min = _reduction("amin", "min")
+argmax = _reduction("argmax", "argmax", dims=False)
+argmin = _reduction("argmin", "argmin", dims=False)
+any = _reduction("any", "any")
+all = _reduction("all", "all")
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, dtype=None):
