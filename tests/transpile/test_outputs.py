@@ -418,3 +418,35 @@ def test_the_eight_models_as_packages_run_without_torch(tmp_path, target):
     for name, (field, ref) in want.items():
         err = float(np.max(np.abs(got[name][field] - ref)))
         assert err <= 1e-4, (name, err)
+
+
+def _gated(x):
+    if (x.sum() > 0).all():  # decided by the array's value: a guard on it
+        return x * 2
+    return x * 3
+
+
+@pytest.mark.parametrize("target", ("tensorflow", "jax"))
+def test_a_guard_on_an_arrays_value_keeps_checking_under_tf_function_and_jax_jit(tmp_path, target):
+    """The package's forward compiles with tf.function / jax.jit although the torch code
+    branched on an array's value: the decision is checked by the staged program
+    (tf.debugging.assert_equal, jax.debug.callback), and an input for the other branch
+    is refused instead of answered wrongly."""
+    pkg = _import(ivy.transpile(_gated, target=target, args=(torch.ones(3),)).save(tmp_path))
+    if target == "tensorflow":
+        import tensorflow as tf
+
+        staged, wrap = tf.function(pkg.forward), tf.constant
+        refused: tuple = (tf.errors.InvalidArgumentError,)
+    else:
+        import jax
+
+        staged, wrap = jax.jit(pkg.forward), np.asarray
+        refused = (ValueError, jax.errors.JaxRuntimeError)
+    good = np.array([1.0, 2.0, -0.5], np.float32)
+    np.testing.assert_allclose(np.asarray(staged(wrap(good))), good * 2)
+    np.testing.assert_allclose(np.asarray(pkg.forward(wrap(good))), good * 2)
+    bad = -good
+    for fn in (pkg.forward, staged):
+        with pytest.raises(refused, match="traced with True"):
+            np.asarray(fn(wrap(bad)))

@@ -69,6 +69,14 @@ class StandaloneSource:
     """Key -> array for the constants too large for a literal (read as ``CONSTANTS[key]``)."""
 
 
+_REQUIRE = '''def _require(convert, expected, message, value):
+    """Raise where a decision taken while translating does not hold for ``value``."""
+    if convert(value) != expected:
+        raise ValueError(message)'''
+"""The check a ``jax.debug.callback`` runs for a guard on an array's value (eagerly a
+``ValueError``; under ``jax.jit`` the run fails with that message)."""
+
+
 class _StandaloneCodegen(_Codegen):
     """The emitter with module-path globals, literal constants and inline guards."""
 
@@ -88,6 +96,8 @@ class _StandaloneCodegen(_Codegen):
         for _, alias in IMPORT_ALIASES.values():  # no local shadows a module alias
             self.names.claim(alias)
         self.names.claim(constants_name)
+        self.helpers_text: dict[str, str] = {}
+        """Module-level helper functions the source needs (``_require``), by name."""
 
     # ------------------------------------------------------------ globals as text
     def _dotted(self, path: str, obj: Any) -> str:
@@ -215,21 +225,48 @@ class _StandaloneCodegen(_Codegen):
         if plan.kind != "guard":
             super().node(i, node, plan)
             return
-        got, want = self.operand(node.args[0]), self.operand(node.args[1])
-        note = node.meta.note or f"{got} == {want}"
+        want = self.operand(node.args[1])
+        note = node.meta.note or "a decision taken while translating"
         message = f"the translated code assumes {note} (it was traced with {want})"
+        if i in self.lowered:  # the conversion of the array was not written
+            self.emit(self._staged_guard(i, want, message), None)
+            return
+        got = self.operand(node.args[0])
         self.emit(f"if {got} != {want}: raise ValueError({message!r})", None)
+
+    def _staged_guard(self, i: int, want: str, message: str) -> str:
+        """A guard on a TensorFlow or JAX array's value (``bool(x) == True``), written so
+        that ``tf.function`` / ``jax.jit`` keep checking it: ``tf.debugging.assert_equal``,
+        or a ``jax.debug.callback`` of the module's ``_require``."""
+        x = self.arg(self.lowered[i]).text
+        vg = self.value_guards[i]
+        if vg.framework == "tensorflow":
+            tf = sys.modules["tensorflow"]
+            check = self._dotted("tensorflow.debugging.assert_equal", tf.debugging.assert_equal)
+            if vg.conversion == "bool":
+                cast = self._dotted("tensorflow.cast", tf.cast)
+                x = f"{cast}({x}, {self._dotted('tensorflow.bool', tf.bool)})"
+            return f"{check}({x}, {want}, message={message!r})"
+        jax = sys.modules["jax"]
+        callback = self._dotted("jax.debug.callback", jax.debug.callback)
+        self.imports["import functools"] = None
+        self.helpers_text["_require"] = _REQUIRE
+        convert = self.builtin(vg.conversion if vg.conversion != "index" else "int")
+        return f"{callback}(functools.partial(_require, {convert}, {want}, {message!r}), {x})"
 
     # ------------------------------------------------------------ driver
     def run_standalone(self, name: str, doc: str) -> StandaloneSource:
         g = self.g
         params = self.signature()
         fname = name if self.names.claim(name) else self.names.fresh(name)
+        self.names.claim("_require")
         plans = [self.plan(i, n) for i, n in enumerate(g.nodes)]
+        self.find_value_guards()
         self.prebind()
         self.inputs()
         for i, (node, plan) in enumerate(zip(g.nodes, plans)):
-            self.node(i, node, plan)
+            if i not in self.skipped:
+                self.node(i, node, plan)
         self.output()
         lines = [f"def {fname}({params}):"]
         if doc:
@@ -243,7 +280,8 @@ class _StandaloneCodegen(_Codegen):
             shown = code or shown
             lines.append("    " + s.text)
         imports = tuple(i for i in sort_imports(self.imports) if i)
-        source = "\n".join([*sort_imports(imports), "", "", *lines]) + "\n"
+        helpers = [h for text in self.helpers_text.values() for h in (*text.splitlines(), "", "")]
+        source = "\n".join([*sort_imports(imports), "", "", *helpers, *lines]) + "\n"
         return StandaloneSource(source, fname, imports, dict(self.large))
 
 
