@@ -450,3 +450,72 @@ def test_a_guard_on_an_arrays_value_keeps_checking_under_tf_function_and_jax_jit
     for fn in (pkg.forward, staged):
         with pytest.raises(refused, match="traced with True"):
             np.asarray(fn(wrap(bad)))
+
+
+_SHARDED_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    sys.modules["torch"] = None
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    out_dir, name = sys.argv[1], sys.argv[2]
+    sys.path.insert(0, out_dir)
+    pkg = __import__(name)
+    inputs = dict(np.load(f"{out_dir}/{name}.in.npz"))
+    params = pkg.load_params()
+    mesh = Mesh(np.array(jax.devices()), ("model",))
+    n = mesh.devices.size
+
+    def spec(a):  # weight matrices split over the mesh along a dimension it divides
+        if a.ndim == 2 and a.shape[1] % n == 0:
+            return P(None, "model")
+        if a.ndim == 2 and a.shape[0] % n == 0:
+            return P("model", None)
+        return P()
+
+    sharded = {k: jax.device_put(v, NamedSharding(mesh, spec(v))) for k, v in params.items()}
+    split = sum(not v.sharding.is_fully_replicated for v in sharded.values())
+    plain = pkg.forward(params, **inputs)["last_hidden_state"]
+    out = jax.jit(pkg.forward)(sharded, **inputs)["last_hidden_state"]
+    print(json.dumps({
+        "devices": n,
+        "split": split,
+        "out_devices": len(out.sharding.device_set),
+        "err": float(np.max(np.abs(np.asarray(out) - np.asarray(plain)))),
+    }))
+    np.save(f"{out_dir}/{name}.out.npy", np.asarray(out))
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_the_jax_bert_package_runs_sharded_over_eight_devices(tmp_path):
+    """The JAX output is pure: jax.jit runs the BERT package with its weight matrices
+    sharded over a mesh of 8 host devices (NamedSharding), to the unsharded answer."""
+    import os
+
+    build, inputs, _ = _zoo().MODELS["bert"]
+    torch.manual_seed(0)
+    model = build().eval()
+    pkg = ivy.transpile(model, target="jax", kwargs=inputs(2, 7)).save(tmp_path)
+    x = inputs(4, 9)
+    np.savez(
+        tmp_path / f"{pkg.name}.in.npz", **{k: v.numpy().astype(np.int32) for k, v in x.items()}
+    )
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    proc = subprocess.run(
+        [sys.executable, "-c", _SHARDED_CHILD, str(tmp_path), pkg.name],
+        capture_output=True,
+        text=True,
+        timeout=500,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["devices"] == 8 and report["split"] >= 8, report
+    assert report["err"] <= 1e-5, report
+    with torch.no_grad():
+        want = model(**x).last_hidden_state.numpy()
+    np.testing.assert_allclose(np.load(tmp_path / f"{pkg.name}.out.npy"), want, atol=1e-4)
