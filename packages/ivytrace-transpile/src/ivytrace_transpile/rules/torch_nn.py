@@ -528,6 +528,44 @@ def _adaptive_pool(cx, x, output_size, return_indices=False):
     return t.squeeze(y, 0) if unbatched else y
 
 
+@rule("torch.nn.functional.max_unpool1d", "torch.nn.functional.max_unpool2d",
+      "torch.nn.functional.max_unpool3d")  # fmt: skip
+def _max_unpool(cx, x, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Zeros with ``x`` written at the flat spatial positions ``indices`` of each (N, C)
+    plane: a segment reduction over flat output positions (indices a max pool made repeat
+    only with equal values; the max keeps that value)."""
+    t = cx.target
+    nd = int(cx.node.op.split("max_unpool")[1][0])
+    unbatched = _rank(cx) == nd + 1
+    if unbatched:
+        x, indices = t.expand_dims(x, 0), t.expand_dims(indices, 0)
+    shape = t.shape(x)
+    if output_size is not None:
+        out = list(output_size)[-nd:]
+    else:  # the pool's input size, from the tracked sizes
+        k = _tuple(kernel_size, nd)
+        st = _tuple(stride if stride not in (None, []) else kernel_size, nd)
+        p = _tuple(padding, nd)
+        out = [(n - 1) * s_ - 2 * p_ + k_ for n, k_, s_, p_ in zip(shape[2:], k, st, p)]
+    planes = shape[0] * shape[1]
+    size = math.prod(out) if all(isinstance(o, int) for o in out) else None
+    if size is None:
+        size = 1
+        for o in out:
+            size = size * o
+    dt = cx.out_dtype()
+    idx = t.reshape(_cast_to(cx, indices, "int32"), [planes, -1])
+    idx = idx + t.expand_dims(t.arange(0, planes * size, size, "int32"), 1)
+    ids = t.reshape(idx, [-1])
+    data = t.reshape(x, [-1])
+    total = planes * size
+    seg = t.segment_reduce("max", data, ids, total, dt)
+    count = t.segment_reduce("sum", t.full(t.shape(ids), 1, "int32"), ids, total, "int32")
+    y = t.where(t.ew("greater", count, t.asarray(0, "int32")), seg, t.asarray(0, dt))
+    y = t.reshape(y, [shape[0], shape[1], *out])
+    return t.squeeze(y, 0) if unbatched else y
+
+
 @rule("torch.nn.functional.pad")
 def _pad(cx, x, pad, mode="constant", value=None):
     rank = _rank(cx)
