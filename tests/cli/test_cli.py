@@ -150,7 +150,9 @@ def test_transpile_a_transformers_model_saves_a_graph_that_loads_and_runs(workdi
     assert "all agree" in res.stdout
     graph = ir.load(workdir / "out" / "BertModel_numpy.ivtg")
     assert {op.split(".")[0] for op in graph.ops} <= {"numpy", "operator", "ivytrace", "builtins"}
-    assert (workdir / "out" / "BertModel_numpy_generated.py").read_text().startswith("#")
+    package = workdir / "out" / "bert_model_numpy"
+    assert (package / "model.py").read_text().startswith('"""BertModel, translated')
+    assert (package / "weights.safetensors").is_file()
 
 
 def test_transpile_reports_unsupported_ops_in_one_line_group_and_exits_2(workdir):

@@ -259,7 +259,8 @@ def run_show(ns: argparse.Namespace) -> int:
 
 def run_transpile(ns: argparse.Namespace) -> int:
     """``ivytrace transpile``: translate, validate node by node, save the translated graph
-    and its generated source under the output folder, print a summary."""
+    and the translation as a package of the target framework (``TranslatedCallable.save``)
+    under the output folder, print a summary."""
     import ivytrace
 
     target, args, kwargs = _resolve(ns)
@@ -272,12 +273,12 @@ def run_transpile(ns: argparse.Namespace) -> int:
     graph = tm.graph
     stem = f"{graph.meta.name}_{ns.to}"
     ir.save(graph, out_dir / f"{stem}.ivtg")
-    (out_dir / f"{stem}_generated.py").write_text(tm.source_code)
+    package = tm.save(out_dir)
     checks = tm.translation.checks
     worst = max((c.max_abs_err for c in checks), default=0.0)
     print("\n".join(summary(graph)))
     print(
         f"validated {len(checks)} nodes against {tm.source_framework}: all agree, max abs err {worst:.3g}"
     )
-    print(f"saved {out_dir / (stem + '.ivtg')} and {out_dir / (stem + '_generated.py')}")
+    print(f"saved {out_dir / (stem + '.ivtg')} and the package {package} (see its README.md)")
     return 0
