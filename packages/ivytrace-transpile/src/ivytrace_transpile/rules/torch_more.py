@@ -1340,6 +1340,85 @@ def _cross_entropy(cx, x, target, weight=None, size_average=None, ignore_index=-
     return _nll(cx, logp, target, weight, ignore_index, reduction, rank)
 
 
+@rule("torch.nn.functional.linear_cross_entropy")
+def _linear_cross_entropy(cx, x, linear_weight, target, *, linear_bias=None, weight=None,
+                          reduction="mean", ignore_index=None, label_smoothing=0.0,
+                          options=None):  # fmt: skip
+    """torch's reference: ``cross_entropy(linear(x, W.reshape(-1, in)).reshape(*x.shape[:-1],
+    C, *out), target)`` (``options`` only choose how torch chunks the computation)."""
+    import dataclasses
+
+    import torch
+
+    t = cx.target
+    ref_x, ref_w = cx.ref_args[0], cx.ref_args[1]
+    ref_t = cx.ref_args[2] if len(cx.ref_args) > 2 else cx.ref_kwargs["target"]
+    classes = list(ref_w.shape[:-1])  # C, *out_features: the weight's sizes
+    w2 = t.reshape(linear_weight, [-1, ref_w.shape[-1]])
+    logits = t.matmul(x, t.transpose(w2, [1, 0]))
+    if linear_bias is not None:
+        logits = logits + t.reshape(linear_bias, [-1])
+    logits = t.reshape(logits, [*t.shape(x)[:-1], *classes])
+    ref_logits = torch.empty([*ref_x.shape[:-1], *classes], dtype=ref_x.dtype)  # rank, dtype
+    inner = dataclasses.replace(cx, ref_args=(ref_logits, ref_t), ref_kwargs={})
+    return _cross_entropy(inner, logits, target, weight, None,
+                          -100 if ignore_index is None else ignore_index, None, reduction,
+                          label_smoothing)  # fmt: skip
+
+
+@rule("torch.nn.functional.multi_margin_loss")
+def _multi_margin(cx, x, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                  reduction="mean"):  # fmt: skip
+    """Per sample: the mean over the classes j != y of ``w[y] * max(0, margin - x[y] +
+    x[j]) ** p``."""
+    _legacy(size_average, reduce)
+    t, dt = cx.target, cx.out_dtype()
+    rank = _rank(cx)
+    x2 = t.reshape(x, [1, -1]) if rank < 2 else x
+    y = t.reshape(target, [-1, 1])
+    xy = t.take_along_axis(x2, _cast_to(cx, y, "int32") if cx.dtype_of(y) != "int32" else y, 1)
+    h = t.ew("maximum", xy * -1.0 + x2 + margin, t.asarray(0, dt))
+    if p == 2:
+        h = h * h
+    if weight is not None:
+        h = h * t.expand_dims(t.take(weight, t.reshape(y, [-1]), 0), 1)
+    n = t.shape(x2)[1]
+    other = t.ew("not_equal", t.expand_dims(t.arange(0, n, 1, cx.dtype_of(y)), 0), y)
+    loss = t.reduce("sum", t.where(other, h, t.asarray(0, dt)), 1) / n
+    if rank < 2:
+        loss = t.reshape(loss, [])
+    return _reduce(cx, loss, reduction)
+
+
+@rule("torch.nn.functional.multilabel_margin_loss")
+def _multilabel_margin(cx, x, target, size_average=None, reduce=None, reduction="mean"):
+    """Per sample: the sum over its target classes j (those before the first -1) and the
+    other classes k of ``max(0, 1 - (x[j] - x[k]))``, over the number of classes."""
+    _legacy(size_average, reduce)
+    t, dt = cx.target, cx.out_dtype()
+    rank = _rank(cx)
+    x2 = t.reshape(x, [1, -1]) if rank < 2 else x
+    y = t.reshape(target, t.shape(x2))
+    idt = cx.dtype_of(y)
+    n = t.shape(x2)[1]
+    # a target position counts while no -1 came before it (or at it)
+    stop = _cast_to(cx, t.ew("equal", y, t.asarray(-1, idt)), "int32")
+    live = t.ew("equal", t.cumsum(stop, 1), t.asarray(0, "int32"))  # (N, J)
+    safe = t.where(live, y, t.asarray(0, idt))
+    cls = t.arange(0, n, 1, idt)
+    hit = t.ew("logical_and", t.expand_dims(live, 2),
+               t.ew("equal", t.expand_dims(safe, 2), t.reshape(cls, [1, 1, -1])))  # fmt: skip
+    is_target = t.reduce("any", hit, 1)  # (N, K)
+    xj = t.take_along_axis(x2, safe, 1)  # (N, J)
+    h = t.ew("maximum", 1.0 - (t.expand_dims(xj, 2) - t.expand_dims(x2, 1)), t.asarray(0, dt))
+    keep = t.ew("logical_and", t.expand_dims(live, 2),
+                t.expand_dims(t.ew("logical_not", is_target), 1))  # fmt: skip
+    loss = t.reduce("sum", t.where(keep, h, t.asarray(0, dt)), (1, 2)) / n
+    if rank < 2:
+        loss = t.reshape(loss, [])
+    return _reduce(cx, loss, reduction)
+
+
 def _loss(fn):
     def r(cx, x, target, *a, size_average=None, reduce=None, reduction="mean", weight=None, **k):
         _legacy(size_average, reduce)

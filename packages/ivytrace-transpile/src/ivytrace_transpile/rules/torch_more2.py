@@ -772,6 +772,49 @@ def _native_layer_norm(cx, x, normalized_shape, weight, bias, eps):
     return y, mean, rstd
 
 
+@rule("torch.native_batch_norm")
+def _native_batch_norm(cx, x, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(y, saved mean, saved 1/std): batch statistics in training (the saved ones are
+    those), the running ones otherwise (nothing saved: empty)."""
+    t, dt = cx.target, cx.out_dtype()
+    rank = _rank(cx)
+    shape = [1, -1] + [1] * (rank - 2)
+    if training or running_mean is None:
+        axes = tuple(d for d in range(rank) if d != 1)
+        mean = t.reduce("mean", x, axes)
+        d = x - t.reshape(mean, shape)
+        invstd = t.ew("rsqrt", t.reduce("mean", d * d, axes) + eps)
+        saved = (mean, invstd)
+    else:
+        mean, invstd = running_mean, t.ew("rsqrt", running_var + eps)
+        saved = (t.full([0], 0, dt), t.full([0], 0, dt))
+    y = (x - t.reshape(mean, shape)) * t.reshape(invstd, shape)
+    if weight is not None:
+        y = y * t.reshape(weight, shape)
+    if bias is not None:
+        y = y + t.reshape(bias, shape)
+    return (y, *saved)
+
+
+@rule("torch.native_group_norm")
+def _native_group_norm(cx, x, weight, bias, n, c, hxw, group, eps):
+    """(y, mean, 1/std) per (sample, group), from the tracked sizes (the size arguments
+    repeat them)."""
+    t = cx.target
+    shape = t.shape(x)
+    g = t.reshape(x, [shape[0], group, -1])
+    mean = t.reduce("mean", g, 2, True)
+    d = g - mean
+    rstd = t.ew("rsqrt", t.reduce("mean", d * d, 2, True) + eps)
+    y = t.reshape(d * rstd, shape)
+    cshape = [1, -1] + [1] * (len(shape) - 2)
+    if weight is not None:
+        y = y * t.reshape(weight, cshape)
+    if bias is not None:
+        y = y + t.reshape(bias, cshape)
+    return y, t.squeeze(mean, 2), t.squeeze(rstd, 2)
+
+
 @rule("torch.nn.functional.pdist", "torch.pdist")
 def _pdist(cx, x, p=2):
     t = cx.target
