@@ -166,6 +166,25 @@ def test_tensorflow_layout_pass_cancels_transposes_and_keeps_the_answer():
 
 
 @pytest.mark.parametrize("target", ["tensorflow", "jax"])
+def test_a_transpose_back_out_of_a_channels_last_region_is_not_run_twice(target):
+    from ivytrace_transpile.targets import remembering_transposes
+
+    tgt = it.get_target(target)
+    x = to_target(torch.randn(2, 3, 4, 5), tgt)
+    with remembering_transposes():
+        last = tgt.channels_last(x)
+        assert tuple(last.shape) == (2, 4, 5, 3)
+        assert tgt.channels_first(last) is x, "undoing the transpose gives its input back"
+        again = tgt.channels_last(tgt.channels_first(last))
+        assert again is last
+        other = tgt.relayout(last, [0, 2, 1, 3])  # not the inverse: a real transpose
+        assert tuple(other.shape) == (2, 5, 4, 3)
+    back = tgt.channels_first(last)  # outside: nothing remembered
+    assert back is not x
+    np.testing.assert_array_equal(_np(back), _np(x))
+
+
+@pytest.mark.parametrize("target", ["tensorflow", "jax"])
 def test_layout_pass_stops_at_a_constant_laid_out_channels_first(target):
     # average pooling that does not count the padding divides by a pooled map of ones, a
     # constant of the graph laid out N, C, L: the transposes around the two pools must not

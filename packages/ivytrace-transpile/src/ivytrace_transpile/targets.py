@@ -17,18 +17,21 @@ Targets import their framework when they are built, never at module import.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
+from ivytrace_intercept import IdentityMap
 from ivytrace_ir import DEFAULT_ALLOWLIST, check_name
 
 from . import optable
 
-__all__ = ["TARGETS", "Target", "get_target", "native"]
+__all__ = ["TARGETS", "Target", "get_target", "native", "remembering_transposes"]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -57,11 +60,64 @@ _INT_DOWNCAST_32 = {
 }
 
 
+_TRANSPOSED: ContextVar[IdentityMap | None] = ContextVar("ivytrace_transposed", default=None)
+"""While a translated run records: array -> {perm: that array transposed by perm}, for the
+transposes channels-last regions made (both ways). Context-local (one per translation),
+never module state."""
+
+
+@contextlib.contextmanager
+def remembering_transposes() -> Iterator[None]:
+    """Within, a transpose into or out of a channels-last region that undoes the transpose
+    which made its input returns that input (``conv -> to NCHW -> to NHWC -> batch norm``
+    runs and records one transpose, not two), and one already made of the same array is
+    reused (a block's input read by two convs). The arrays are the same values; the layout
+    pass would cancel the pairs anyway: this saves running them during translation."""
+    token = _TRANSPOSED.set(IdentityMap())
+    try:
+        yield
+    finally:
+        _TRANSPOSED.reset(token)
+
+
 class Target:
     """A target framework seen as an array namespace. Subclasses implement the primitives."""
 
     name: str = ""
     """The framework's name in specs: ``"tensorflow"``, ``"jax"``, ``"numpy"``."""
+
+    transpose_op: str = ""
+    """The target's ``transpose(x, perm)``, which channels-last regions are made with."""
+
+    def relayout(self, x: Any, perm: Sequence[int]) -> Any:
+        """``x`` transposed by ``perm``; inside :func:`remembering_transposes`, an array
+        already at hand when there is one: the input of the transpose that made ``x`` when
+        ``perm`` undoes it, or the result of the same transpose of ``x`` made before."""
+        perm = tuple(perm)
+        known = _TRANSPOSED.get()
+        if known is None:
+            return native(self.transpose_op)(x, list(perm))
+        done = known.get(x)
+        if done is not None and perm in done:
+            return done[perm]
+        y = native(self.transpose_op)(x, list(perm))
+        inverse = [0] * len(perm)
+        for i, p in enumerate(perm):
+            inverse[p] = i
+        if done is None:
+            known.set(x, done := {})
+        done[perm] = y
+        known.set(y, {tuple(inverse): x})
+        return y
+
+    def channels_last(self, x: Any) -> Any:
+        """N, C, *spatial -> N, *spatial, C."""
+        return self.relayout(x, [0, *range(2, len(x.shape)), 1])
+
+    def channels_first(self, x: Any) -> Any:
+        """N, *spatial, C -> N, C, *spatial."""
+        rank = len(x.shape)
+        return self.relayout(x, [0, rank - 1, *range(1, rank - 1)])
 
     array_types: tuple[type, ...] = ()
     """The target's array classes."""
@@ -198,6 +254,7 @@ class ArrayNamespaceTarget(Target):
 
         self.xp = xp
         self.name = name
+        self.transpose_op = ("jax.numpy" if name == "jax" else name) + ".transpose"
         if name == "jax":
             import jax
 
@@ -488,6 +545,7 @@ class TensorFlowTarget(Target):
     (convs are written NHWC between transposes that the layout pass then cancels)."""
 
     name = "tensorflow"
+    transpose_op = "tensorflow.transpose"
 
     def __init__(self) -> None:
         import tensorflow as tf
@@ -857,12 +915,12 @@ class TensorFlowTarget(Target):
         if rank <= 2:
             y = x if scale is None else x * scale
             return y if shift is None else y + shift
-        y = self.tf.transpose(x, [0, *range(2, rank), 1])
+        y = self.channels_last(x)
         if scale is not None:
             y = y * scale
         if shift is not None:
             y = y + shift
-        return self.tf.transpose(y, [0, rank - 1, *range(1, rank - 1)])
+        return self.channels_first(y)
 
     def conv(self, x, w, stride, pads, dilation, groups, wshape) -> Any:
         """NCHW convolution written NHWC inside (TensorFlow on CPU has no NCHW conv): the
@@ -870,17 +928,15 @@ class TensorFlowTarget(Target):
         tf = self.tf
         nd = len(stride)
         if nd == 3 and groups == 1:
-            xt = tf.transpose(x, [0, 2, 3, 4, 1])
+            xt = self.channels_last(x)
             if any(p != (0, 0) for p in pads):
                 xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]])
             kern = tf.transpose(w, [2, 3, 4, 1, 0])  # OIDHW -> DHWIO
             y = tf.nn.conv3d(xt, kern, [1, *stride, 1], "VALID", dilations=[1, *dilation, 1])
-            return tf.transpose(y, [0, 4, 1, 2, 3])
+            return self.channels_first(y)
         if nd not in (1, 2):
             raise NotImplementedError(f"tensorflow conv with {nd} spatial dims")
-        to_last = [0, *range(2, 2 + nd), 1]
-        to_first = [0, nd + 1, *range(1, nd + 1)]
-        xt = tf.transpose(x, to_last)
+        xt = self.channels_last(x)
         if any(p != (0, 0) for p in pads):
             xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]])
         cout, cin = wshape[0], wshape[1] * groups
@@ -903,7 +959,7 @@ class TensorFlowTarget(Target):
             y = tf.nn.conv2d(xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation))
         if nd == 1:
             y = tf.squeeze(y, [1])
-        return tf.transpose(y, to_first)
+        return self.channels_first(y)
 
     def pool(self, kind, x, kernel, stride, pads, dilation=()) -> Any:
         tf = self.tf
@@ -915,7 +971,7 @@ class TensorFlowTarget(Target):
                           [(0, 0), *pads], ())  # fmt: skip
             return tf.squeeze(y, [2])
         if nd == 3:
-            xt = tf.transpose(x, [0, 2, 3, 4, 1])
+            xt = self.channels_last(x)
             if any(p != (0, 0) for p in pads):
                 fill = float("-inf") if kind == "max" else 0.0
                 xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]], constant_values=fill)
@@ -925,10 +981,10 @@ class TensorFlowTarget(Target):
                 y = tf.nn.avg_pool3d(xt, list(kernel), list(stride), "VALID") * float(
                     kernel[0] * kernel[1] * kernel[2]
                 )
-            return tf.transpose(y, [0, 4, 1, 2, 3])
+            return self.channels_first(y)
         if nd != 2:
             raise NotImplementedError(f"tensorflow pooling with {nd} spatial dims")
-        xt = tf.transpose(x, [0, 2, 3, 1])
+        xt = self.channels_last(x)
         if any(p != (0, 0) for p in pads):
             fill = float("-inf") if kind == "max" else 0.0
             xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]], constant_values=fill)
@@ -938,7 +994,7 @@ class TensorFlowTarget(Target):
             y = tf.nn.avg_pool2d(xt, list(kernel), list(stride), "VALID") * float(
                 kernel[0] * kernel[1]
             )
-        return tf.transpose(y, [0, 3, 1, 2])
+        return self.channels_first(y)
 
 
 class _JaxTarget(ArrayNamespaceTarget):
@@ -954,28 +1010,20 @@ class _JaxTarget(ArrayNamespaceTarget):
             return _INT_DOWNCAST_32.get(dtype, dtype)
         return dtype
 
-    def _last(self, x: Any) -> Any:
-        rank = len(x.shape)
-        return native("jax.numpy.transpose")(x, [0, *range(2, rank), 1])
-
-    def _first(self, x: Any) -> Any:
-        rank = len(x.shape)
-        return native("jax.numpy.transpose")(x, [0, rank - 1, *range(1, rank - 1)])
-
     def channel_affine(self, x: Any, scale: Any, shift: Any) -> Any:
         if len(x.shape) <= 2:
             return super().channel_affine(x, scale, shift)
-        y = self._last(x)
+        y = self.channels_last(x)
         if scale is not None:
             y = y * scale
         if shift is not None:
             y = y + shift
-        return self._first(y)
+        return self.channels_first(y)
 
     def pool(self, kind, x, kernel, stride, pads, dilation=()) -> Any:
         dilation = tuple(dilation) or (1,) * len(kernel)
-        y = _numpy_pool(self.xp, kind, self._last(x), kernel, stride, pads, dilation, True)
-        return self._first(y)
+        y = _numpy_pool(self.xp, kind, self.channels_last(x), kernel, stride, pads, dilation, True)
+        return self.channels_first(y)
 
     def conv(self, x, w, stride, pads, dilation, groups, wshape) -> Any:
         nd = len(stride)
@@ -984,7 +1032,7 @@ class _JaxTarget(ArrayNamespaceTarget):
         sp = "DHW"[-nd:]
         kern = native("jax.numpy.transpose")(w, [*range(2, 2 + nd), 1, 0])  # OI... -> ...IO
         y = native("jax.lax.conv_general_dilated")(
-            self._last(x),
+            self.channels_last(x),
             kern,
             window_strides=tuple(stride),
             padding=[tuple(p) for p in pads],
@@ -992,7 +1040,7 @@ class _JaxTarget(ArrayNamespaceTarget):
             dimension_numbers=("N" + sp + "C", sp + "IO", "N" + sp + "C"),
             feature_group_count=groups,
         )
-        return self._first(y)
+        return self.channels_first(y)
 
 
 def _make(name: str) -> Target:

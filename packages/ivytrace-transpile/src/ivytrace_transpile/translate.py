@@ -49,7 +49,7 @@ from ivytrace_passes import default_pipeline, run_pipeline
 from ivytrace_passes.interpret import call_node, eval_arg, tree_leaves
 
 from .errors import NodeCheck, TranspileError, UnsupportedOpsError, ValidationError
-from .targets import Target, get_target
+from .targets import Target, get_target, remembering_transposes
 
 __all__ = ["STRUCTURAL", "RuleContext", "Translation", "translate_graph"]
 
@@ -403,7 +403,8 @@ def translate_graph(
         # ModelOutput iterates its fields) would record reads of the target arrays.
         return tuple(map_arg(o, lambda a: leaf_value(a, env)) for o in graph.outputs)
 
-    res = trace(run, (params, *t_args), t_kwargs, name=name, frameworks=(target,))
+    with remembering_transposes():
+        res = trace(run, (params, *t_args), t_kwargs, name=name, frameworks=(target,))
     _check_no_unrecorded(res.graph, consts.values(), target)
     if len(res.graph.outputs) != len(graph.outputs):
         raise TranspileError(
