@@ -72,35 +72,27 @@ def test_contracts_hold_on_an_unmodified_copy(tree_copy) -> None:
     assert "0 broken" in out.stdout
 
 
-def test_ir_importing_a_higher_layer_is_caught(tree_copy) -> None:
-    config, src = tree_copy
-    prepend(src / "ivytrace_ir" / "graph.py", "import ivytrace_compile")
-    out = lint_imports(config, src)
-    assert out.returncode != 0
-    assert "Distributions depend only downward BROKEN" in out.stdout
-    assert "ivytrace_ir.graph -> ivytrace_compile" in out.stdout
-
-
-def test_sibling_layers_importing_each_other_is_caught(tree_copy) -> None:
-    config, src = tree_copy
-    prepend(src / "ivytrace_compile" / "__init__.py", "import ivytrace_passes")
-    out = lint_imports(config, src)
-    assert out.returncode != 0
-    assert "Distributions depend only downward BROKEN" in out.stdout
+_LAYERS = "Distributions depend only downward BROKEN"
+_NO_FRAMEWORK = "IR, passes and compile import no ML framework BROKEN"
 
 
 @pytest.mark.parametrize(
-    "module, framework",
-    [("ivytrace_passes/__init__.py", "torch"), ("ivytrace_ir/graph.py", "jax")],
+    "module, imported, broken",
+    [
+        ("ivytrace_ir/graph.py", "ivytrace_compile", _LAYERS),  # a higher layer
+        ("ivytrace_compile/__init__.py", "ivytrace_passes", _LAYERS),  # a sibling layer
+        ("ivytrace_passes/__init__.py", "torch", _NO_FRAMEWORK),
+        ("ivytrace_ir/graph.py", "jax", _NO_FRAMEWORK),
+    ],
 )
-def test_a_framework_import_is_caught(tree_copy, module: str, framework: str) -> None:
+def test_a_forbidden_import_is_caught(tree_copy, module: str, imported: str, broken: str) -> None:
     config, src = tree_copy
-    prepend(src / module, f"import {framework}")
+    prepend(src / module, f"import {imported}")
     out = lint_imports(config, src)
     assert out.returncode != 0
-    assert "IR, passes and compile import no ML framework BROKEN" in out.stdout
+    assert broken in out.stdout
     importer = module.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-    assert f"{importer} -> {framework}" in out.stdout
+    assert f"{importer} -> {imported}" in out.stdout
 
 
 # ---------------------------------------------------------------- import time

@@ -16,6 +16,7 @@ from ivytrace_ir import (
     SourceLoc,
     TensorSpec,
     TreeDef,
+    Value,
 )
 
 Out = collections.namedtuple("Out", ["logits", "aux"])
@@ -42,6 +43,14 @@ def t32(*shape: int, fw: str = "torch") -> TensorSpec:
 
 
 INT = ScalarSpec("int")
+
+
+def guard_rows(b: GraphBuilder, x: Value, rows: int, where: SourceLoc, note: str) -> None:
+    """``if x.shape[0] == rows:`` as traced: ``x.shape`` (two sizes), then a guard on the first."""
+    n0, _n1 = b.add_node(
+        "torch.Tensor.shape", (x,), out_specs=(INT, INT), out_tree=TreeDef("tuple", (LEAF, LEAF))
+    )
+    b.add_node("ivytrace.guard", (n0, rows), meta=NodeMeta(source=where, effect=True, note=note))
 
 
 def seed_graph(fw: str = "torch") -> Graph:

@@ -6,7 +6,7 @@ import traceback
 
 import pytest
 import torch
-from compile_support import INT, call_tree, loc, t32
+from compile_support import INT, call_tree, guard_rows, loc, t32
 
 from ivytrace_compile import compile_graph
 from ivytrace_ir import (
@@ -17,25 +17,14 @@ from ivytrace_ir import (
     NodeMeta,
     ScalarSpec,
     SourceLoc,
-    TreeDef,
 )
 
 
 def _guarded_graph():
     b = GraphBuilder("forward")
     x = b.add_input(t32(2, 3), "x")
-    n0, _n1 = b.add_node(
-        "torch.Tensor.shape", (x,), out_specs=(INT, INT), out_tree=TreeDef("tuple", (LEAF, LEAF))
-    )
-    b.add_node(
-        "ivytrace.guard",
-        (n0, 2),
-        meta=NodeMeta(
-            source=SourceLoc("/home/user/model.py", 12, "forward", "if x.shape[0] == 2:"),
-            effect=True,
-            note="branch on x.shape[0] == 2",
-        ),
-    )
+    where = SourceLoc("/home/user/model.py", 12, "forward", "if x.shape[0] == 2:")
+    guard_rows(b, x, 2, where, "branch on x.shape[0] == 2")
     (y,) = b.add_node("torch.Tensor.__add__", (x, 1), out_specs=(t32(2, 3),), meta=loc(13, "x + 1"))
     g = b.build((y,), LEAF, call_tree(LEAF), GraphMeta("forward", "torch"))
     return g.replace(arg_names=("x",))

@@ -6,7 +6,7 @@ Regenerate after an intended change with ``IVYTRACE_UPDATE_GOLDEN=1 pytest tests
 from __future__ import annotations
 
 import torch
-from compile_support import GOLDEN, INT, Out, loc, mlp_graph, seed_graph, t32
+from compile_support import GOLDEN, Out, guard_rows, loc, mlp_graph, seed_graph, t32
 from golden_support import check_golden
 
 from ivytrace_compile import compile_graph
@@ -20,17 +20,8 @@ def kitchen_sink_graph():
     x = b.add_input(t32(4, 3), "x")
     mask = b.add_input(t32(4, 3), "mask")
     scale = b.add_input(t32(), "scale")
-    rows, _cols = b.add_node(
-        "torch.Tensor.shape", (x,), out_specs=(INT, INT), out_tree=TreeDef("tuple", (LEAF, LEAF))
-    )
-    b.add_node(
-        "ivytrace.guard",
-        (rows, 4),
-        meta=NodeMeta(
-            source=SourceLoc("/src/net.py", 10, "forward", "if x.shape[0] == 4:"),
-            effect=True,
-            note="x.shape[0] == 4",
-        ),
+    guard_rows(
+        b, x, 4, SourceLoc("/src/net.py", 10, "forward", "if x.shape[0] == 4:"), "x.shape[0] == 4"
     )
     (m,) = b.add_node("torch.Tensor.__mul__", (x, mask), out_specs=(t32(4, 3),), meta=loc(11, "m"))
     (c,) = b.add_node("torch.Tensor.clone", (m,), out_specs=(t32(4, 3),), meta=loc(12, "c"))

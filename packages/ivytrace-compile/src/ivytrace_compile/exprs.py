@@ -15,9 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ivytrace_ir import (
-    Allowlist,
     Const,
-    Graph,
     Opaque,
     OpNameError,
     Symbol,
@@ -30,7 +28,7 @@ from ivytrace_ir import (
     to_numpy,
 )
 
-from ._naming import Namer, sanitize
+from ._naming import sanitize
 from .errors import CompileError
 
 _OWNER_ALIASES = MappingProxyType({
@@ -53,18 +51,10 @@ class _Expr:
 
 
 class Exprs:
-    """Globals and expressions (state set up by ``_Codegen.__init__``)."""
-
-    g: Graph
-    allow: Allowlist
-    names: Namer
-    bindings: dict[str, Any]
-    notes: dict[str, str]
-    _memo: dict[Any, str]
-    var: dict[int, str]
-    locals: set[str]
-    _reads: list[str]
-    helpers: dict[str, str]
+    """Globals and expressions, a mixin of ``_Codegen``, whose ``__init__`` sets the state
+    read here: the graph ``g``, the ``allow`` list, the ``names`` taken, the ``bindings``
+    and ``notes`` of globals (memoised by key in ``_memo``), value id -> name ``var``, the
+    ``locals``, the locals the statement being written ``_reads``, and the ``helpers``."""
 
     # ------------------------------------------------------------ globals
     def bind(

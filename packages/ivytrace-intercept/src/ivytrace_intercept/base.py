@@ -12,6 +12,8 @@ methods and properties of the array classes) by the wrappers of :mod:`.wrappers`
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
@@ -95,6 +97,25 @@ class PatchingInterceptor:
         self._params: dict[int, tuple[Any, Value, tuple[tuple[str, Any], ...], Any]] = {}
         """id(variable) -> (variable, owner value, attribute path, module) (bind_module)."""
         self._reads: dict[tuple[int, str, Any], Value] = {}
+
+    def hook_recorder(
+        self,
+        libraries: tuple[str, ...],
+        convert_arg: Callable[[Any], Any],
+        snapshot: Callable[[Any], Any],
+    ) -> None:
+        """Attach this framework's hooks to the recorder: the directories of ``libraries``
+        (those imported) hold no user line, ``convert_arg`` turns framework objects in
+        arguments into IR leaves, ``self._bind_unknown`` binds an array no recorded call
+        made, ``snapshot`` copies a drawn array."""
+        rec = self.rec
+        for lib in libraries:
+            file = getattr(sys.modules.get(lib), "__file__", None)
+            if file:
+                rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(file) + os.sep)
+        rec.arg_converters.append(convert_arg)
+        rec.unknown_array.append(self._bind_unknown)  # type: ignore[attr-defined]
+        rec.snapshot[self.framework] = snapshot
 
     # ------------------------------------------------------------ lifecycle
     def plan(self) -> list[tuple[Any, str, Any]]:

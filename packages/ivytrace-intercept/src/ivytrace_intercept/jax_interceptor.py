@@ -34,7 +34,6 @@ tracing context; see :mod:`.base`).
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
@@ -103,13 +102,8 @@ class JaxInterceptor(PatchingInterceptor):
         self._tracer = jax.core.Tracer
         self._array_type = type(jnp.zeros(()))
         self._live0: dict[int, Any] = {}
-        rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(jax.__file__) + os.sep)
-        jaxlib = sys.modules.get("jaxlib")
-        if jaxlib is not None and getattr(jaxlib, "__file__", None):
-            rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(jaxlib.__file__) + os.sep)
-        rec.arg_converters.append(self._convert_arg)
-        rec.unknown_array.append(self._bind_unknown)
-        rec.snapshot["jax"] = lambda a: a  # jax arrays are immutable
+        # jax arrays are immutable: a snapshot is the array itself
+        self.hook_recorder(("jax", "jaxlib"), self._convert_arg, lambda a: a)
 
     # ------------------------------------------------------------ lifecycle
     def plan(self) -> list[tuple[Any, str, Any]]:

@@ -51,6 +51,7 @@ from .wrappers import (
     class_attribute,
     descriptor_call,
     function_wrapper,
+    property_wrapper,
     public_callables,
 )
 
@@ -126,24 +127,12 @@ def _method(attr: str, static: Any) -> Any:
 
 
 def _property(attr: str, static: Any) -> property:
-    name = f"numpy.ndarray.{attr}"
-
-    def getter(self: Any) -> Any:
-        return static.__get__(self, type(self))
-
-    def fget(self: Any) -> Any:
-        icpt = _VAR.get()
-        if icpt is None:
-            return static.__get__(plain(self), np.ndarray)
-        return icpt.intercept(getter, name, (self,), {})
-
-    def fset(self: Any, value: Any) -> None:
-        icpt = _VAR.get()
-        if icpt is not None:
-            icpt.on_attribute_write(self, name, value)
-        static.__set__(self, value)
-
-    return property(fget, fset, doc=getattr(static, "__doc__", None))
+    return property_wrapper(
+        static,
+        f"numpy.ndarray.{attr}",
+        _VAR,
+        untraced=lambda self: static.__get__(plain(self), np.ndarray),
+    )
 
 
 def _array_ufunc(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -252,11 +241,8 @@ class NumpyInterceptor(PatchingInterceptor):
 
     def __init__(self, rec: Recorder) -> None:
         super().__init__(rec)
-        rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(np.__file__) + os.sep)
+        self.hook_recorder(("numpy",), _convert_arg, lambda a: np.array(plain(a), copy=True))
         rec.array_wrappers.append(wrap)
-        rec.unknown_array.append(self._bind_unknown)
-        rec.arg_converters.append(_convert_arg)
-        rec.snapshot["numpy"] = lambda a: np.array(plain(a), copy=True)
 
     def plan(self) -> list[tuple[Any, str, Any]]:
         out = []

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import sys
 from typing import Any
 
@@ -136,14 +135,10 @@ class TFInterceptor(PatchingInterceptor):
             self._keras_variable = (keras.Variable,)
             types += [keras.layers.Layer, keras.random.SeedGenerator]
         self.module_types = tuple(types)
-        for lib in ("tensorflow", "keras", "tf_keras", "optree"):  # not the user's lines
-            file = getattr(sys.modules.get(lib), "__file__", None)
-            if file:
-                rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(file) + os.sep)
-        rec.arg_converters.append(self._convert_arg)
+        # eager tensors are immutable: a snapshot is the tensor itself
+        libraries = ("tensorflow", "keras", "tf_keras", "optree")
+        self.hook_recorder(libraries, self._convert_arg, lambda t: t)
         rec.result_splitters.append(self._split_shape)
-        rec.unknown_array.append(self._bind_unknown)
-        rec.snapshot["tensorflow"] = lambda t: t  # eager tensors are immutable
 
     # ------------------------------------------------------------ lifecycle
     def plan(self) -> list[tuple[Any, str, Any]]:

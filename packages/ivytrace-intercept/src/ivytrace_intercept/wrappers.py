@@ -31,6 +31,7 @@ __all__ = [
     "method_wrapper",
     "module_callables",
     "original_of",
+    "property_wrapper",
     "public_callables",
     "quiet_wrapper",
 ]
@@ -109,26 +110,40 @@ def descriptor_call(static: Any) -> Callable[..., Any]:
     return call
 
 
+def property_wrapper(
+    static: Any,
+    name: str,
+    var: ContextVar[Any],
+    untraced: Callable[[Any], Any] | None = None,
+) -> property:
+    """A data descriptor's recording stand-in: reads are recorded, writes reported to the
+    interceptor (:meth:`on_attribute_write`); ``untraced`` reads when no trace is active
+    (default: the descriptor itself)."""
+
+    def getter(self: Any) -> Any:
+        return static.__get__(self, type(self))
+
+    plain_read = untraced or getter
+
+    def fget(self: Any) -> Any:
+        icpt = var.get()
+        if icpt is None:
+            return plain_read(self)
+        return icpt.intercept(getter, name, (self,), {})
+
+    def fset(self: Any, value: Any) -> None:
+        icpt = var.get()
+        if icpt is not None:
+            icpt.on_attribute_write(self, name, value)
+        static.__set__(self, value)
+
+    return property(fget, fset, doc=getattr(static, "__doc__", None))
+
+
 def method_wrapper(static: Any, name: str, var: ContextVar[Any]) -> Any:
     """A class attribute's recording stand-in: a method, or a property for a data descriptor."""
     if _is_data_descriptor(static):
-
-        def getter(self: Any) -> Any:
-            return static.__get__(self, type(self))
-
-        def fget(self: Any) -> Any:
-            icpt = var.get()
-            if icpt is None:
-                return static.__get__(self, type(self))
-            return icpt.intercept(getter, name, (self,), {})
-
-        def fset(self: Any, value: Any) -> None:
-            icpt = var.get()
-            if icpt is not None:
-                icpt.on_attribute_write(self, name, value)
-            static.__set__(self, value)
-
-        return property(fget, fset, doc=getattr(static, "__doc__", None))
+        return property_wrapper(static, name, var)
     call = descriptor_call(static)
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:

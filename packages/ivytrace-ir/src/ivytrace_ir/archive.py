@@ -77,19 +77,27 @@ _ZIP_ERRORS = (
 )
 
 
+def _refuse_unless(data: bytes, magic: bytes, if_pickle: str, otherwise: str) -> None:
+    """A pickle is refused (:class:`UnsafeGraphError`, ``if_pickle``), and so is anything
+    that does not start with ``magic`` (:class:`GraphFileError`, ``otherwise``)."""
+    if data[:1] == b"\x80":
+        raise UnsafeGraphError(f"{if_pickle} (ivytrace never unpickles)")
+    if not data.startswith(magic):
+        raise GraphFileError(otherwise)
+
+
 def _read_archive(path: Path) -> tuple[dict[str, Any], zipfile.ZipFile]:
     try:
         with open(path, "rb") as fh:
             head = fh.read(4)
     except IsADirectoryError:
         raise GraphFileError(f"{path}: is a directory, not an ivytrace graph file") from None
-    if head[:1] == b"\x80":
-        raise UnsafeGraphError(
-            f"{path}: refused: this is a Python pickle, not an ivytrace graph file "
-            "(ivytrace never unpickles)"
-        )
-    if head[:2] != b"PK":
-        raise GraphFileError(f"{path}: not an ivytrace graph file (no zip header)")
+    _refuse_unless(
+        head,
+        b"PK",
+        f"{path}: refused: this is a Python pickle, not an ivytrace graph file",
+        f"{path}: not an ivytrace graph file (no zip header)",
+    )
     try:
         zf = zipfile.ZipFile(path)
     except _ZIP_ERRORS as exc:
@@ -135,13 +143,12 @@ def _read_constants(
             raise GraphFileError(
                 f"{path}: truncated or corrupt graph file: {member} unreadable ({exc})"
             ) from None
-        if blob[:1] == b"\x80":
-            raise UnsafeGraphError(
-                f"{path}: refused: {member} is a Python pickle, not an .npy array "
-                "(ivytrace never unpickles)"
-            )
-        if blob[:6] != b"\x93NUMPY":
-            raise GraphFileError(f"{path}: corrupt array {member}: not an .npy array")
+        _refuse_unless(
+            blob,
+            b"\x93NUMPY",
+            f"{path}: refused: {member} is a Python pickle, not an .npy array",
+            f"{path}: corrupt array {member}: not an .npy array",
+        )
         try:
             arr = np.load(io.BytesIO(blob), allow_pickle=False)
         except ValueError as exc:

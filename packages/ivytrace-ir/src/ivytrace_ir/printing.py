@@ -83,26 +83,7 @@ def _fmt_arg(a: Any, name: Namer) -> str:
 
 
 def _fmt_tree(tree: TreeDef, leaves: list[str]) -> str:
-    it = iter(leaves)
-
-    def go(t: TreeDef) -> str:
-        if t.kind == "leaf":
-            return next(it)
-        if t.kind == "static":
-            return repr(t.value)
-        if t.kind == "none":
-            return "None"
-        parts = [go(c) for c in t.children]
-        if t.kind == "tuple":
-            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
-        if t.kind == "list":
-            return "[" + ", ".join(parts) + "]"
-        if t.kind == "dict":
-            return "{" + ", ".join(f"{k!r}: {p}" for k, p in zip(t.keys, parts)) + "}"
-        cls = (t.type_name or "?").rsplit(".", 1)[-1]
-        return f"{cls}(" + ", ".join(f"{k}={p}" for k, p in zip(t.keys, parts)) + ")"
-
-    return go(tree)
+    return tree.render(iter(leaves))
 
 
 def format_node(node: Node, name: Namer, *, source: bool = True) -> str:

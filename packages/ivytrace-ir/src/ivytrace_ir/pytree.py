@@ -9,8 +9,9 @@ outputs) or *static* (a Python value stored in the tree and checked on each call
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,14 +64,16 @@ class TreeDef:
             return 1
         return sum(c.num_leaves for c in self.children)
 
-    def __str__(self) -> str:
+    def render(self, leaves: Iterator[str]) -> str:
+        """The tree as text, its dynamic leaves written as the next strings of ``leaves``:
+        ``(*, {'a': *})`` for ``str(tree)``, value names in a printed graph."""
         if self.kind == "leaf":
-            return "*"
+            return next(leaves)
         if self.kind == "static":
             return repr(self.value)
         if self.kind == "none":
             return "None"
-        inner = [str(c) for c in self.children]
+        inner = [c.render(leaves) for c in self.children]
         if self.kind == "tuple":
             return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
         if self.kind == "list":
@@ -82,6 +85,9 @@ class TreeDef:
             return "{" + pairs + "}"
         short = (self.type_name or "?").rsplit(".", 1)[-1]
         return f"{short}({pairs})"
+
+    def __str__(self) -> str:
+        return self.render(itertools.repeat("*"))
 
 
 LEAF = TreeDef("leaf")

@@ -21,6 +21,8 @@ import numpy as np
 
 import ivytrace_ir as ir
 
+from .frontend._state import BACKENDS
+
 __all__ = [
     "DTYPES",
     "FRAMEWORKS",
@@ -35,8 +37,8 @@ __all__ = [
     "parse_input",
 ]
 
-FRAMEWORKS = ("torch", "tensorflow", "jax", "numpy")
-"""Frameworks example inputs can be made in."""
+FRAMEWORKS = BACKENDS
+"""Frameworks example inputs can be made in: the frontend's backends."""
 
 DTYPES = {
     "f16": "float16",
