@@ -162,6 +162,7 @@ def test_packages_run_without_torch_on_new_inputs(tmp_path, target):
         assert sorted(p.name for p in pkg.iterdir()) == [
             "README.md",
             "__init__.py",
+            "convert.py",
             "model.py",
             "weights.safetensors",
         ]
@@ -519,3 +520,52 @@ def test_the_jax_bert_package_runs_sharded_over_eight_devices(tmp_path):
     with torch.no_grad():
         want = model(**x).last_hidden_state.numpy()
     np.testing.assert_allclose(np.load(tmp_path / f"{pkg.name}.out.npy"), want, atol=1e-4)
+
+
+_CONVERT_CHILD = textwrap.dedent(
+    """
+    import sys
+    sys.modules["torch"] = None
+    import numpy as np
+    out_dir, name, target = sys.argv[1:4]
+    sys.path.insert(0, out_dir)
+    pkg = __import__(name)
+    from importlib import import_module
+    convert = import_module(f"{name}.convert")
+    mine = f"{out_dir}/mine.safetensors"
+    convert.from_torch(f"{out_dir}/torch_checkpoint.safetensors", mine)
+    x = np.load(f"{out_dir}/x.npy")
+    if target == "tensorflow":
+        y = pkg.ConvNet(weights=mine)(x)
+    else:
+        y = pkg.forward(pkg.load_params(mine), x)
+    np.save(f"{out_dir}/y.npy", np.asarray(y))
+    """
+)
+
+
+@pytest.mark.parametrize("target", ("tensorflow", "jax"))
+def test_a_torch_checkpoint_converts_to_the_package_layout_without_torch(tmp_path, target):
+    """convert.from_torch reads a torch checkpoint (safetensors in torch's layout, as
+    saved by safetensors.torch) and writes it in the package's layout; the package then
+    computes the checkpoint's model, in a process where torch cannot be imported."""
+    from safetensors.torch import save_file
+
+    pkg = _write("conv_net", target, tmp_path)[1]
+    torch.manual_seed(5)  # another model of the same class: other weights
+    other = ConvNet().eval()
+    with torch.no_grad():
+        other.bn.running_var.uniform_(0.5, 2)
+    save_file(other.state_dict(), str(tmp_path / "torch_checkpoint.safetensors"))
+    x = torch.randn(3, 3, 8, 8)
+    np.save(tmp_path / "x.npy", x.numpy())
+    proc = subprocess.run(
+        [sys.executable, "-c", _CONVERT_CHILD, str(tmp_path), pkg.name, target],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with torch.no_grad():
+        want = other(x).numpy()
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), want, atol=1e-4)

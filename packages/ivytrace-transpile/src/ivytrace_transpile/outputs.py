@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,10 +274,74 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
         f"Load it: `from {pkg} import {', '.join(exported)}; {usage}` "
         "(with the folder that holds this one on `sys.path`).\n"
     )
+    texts = {"model.py": text, "__init__.py": init, "README.md": readme}
     files = {"weights.safetensors": arrays} if is_module else {}
+    if is_module:
+        texts["convert.py"] = _converter(_layouts(translated._fn, arrays))
+        texts["README.md"] += (
+            "\nA torch checkpoint (safetensors, one shard at a time) in this layout: "
+            f"`from {pkg}.convert import from_torch; from_torch(shard, out)`.\n"
+        )
     if src.constants:
         files["constants.safetensors"] = {k: _numpy(v) for k, v in src.constants.items()}
-    return PackageFiles(pkg, {"model.py": text, "__init__.py": init, "README.md": readme}, files)
+    return PackageFiles(pkg, texts, files)
+
+
+def _layouts(module: Any, arrays: dict[str, np.ndarray]) -> dict[str, tuple[str, Any]]:
+    """How each stored weight differs from torch's array of the same key: ``("transpose",
+    axes)``, ``("reshape", shape)``, or ``("unknown", None)`` where several axis orders give
+    the same values (a weight of equal entries) or none does. Weights stored as torch holds
+    them are left out. Found by comparing values: the translation folded the rearrangement
+    into the weight (``fold_params``) without recording it."""
+    state = module.state_dict()
+    out: dict[str, tuple[str, Any]] = {}
+    for key, stored in arrays.items():
+        if key not in state:
+            continue
+        t = _numpy(state[key].detach())
+        if t.shape == stored.shape and np.array_equal(t, stored):
+            continue
+        axes = [
+            p
+            for p in itertools.permutations(range(t.ndim))
+            if t.transpose(p).shape == stored.shape and np.array_equal(t.transpose(p), stored)
+        ]
+        if len(axes) == 1 and t.size > 1:
+            out[key] = ("transpose", axes[0])
+        elif not axes and t.size == stored.size and np.array_equal(t.reshape(stored.shape), stored):
+            out[key] = ("reshape", tuple(stored.shape))
+        else:
+            out[key] = ("unknown", None)
+    return out
+
+
+def _converter(layouts: dict[str, tuple[str, Any]]) -> str:
+    table = "\n".join(f"    {k!r}: ({kind!r}, {how!r})," for k, (kind, how) in layouts.items())
+    return f'''"""Torch checkpoints in this package's layout (no torch needed)."""
+
+import numpy as np
+from safetensors.numpy import load_file, save_file
+
+LAYOUT = {{  # state_dict key -> how this package stores torch's array of that key
+{table}
+}}
+
+
+def from_torch(src, dst):
+    """Read safetensors file ``src`` in torch's layout (a checkpoint, or one shard of it)
+    and write ``dst`` in this package's layout; keys not listed are copied unchanged."""
+    out = {{}}
+    for key, value in load_file(src).items():
+        kind, how = LAYOUT.get(key, ("same", None))
+        if kind == "transpose":
+            value = value.transpose(how)
+        elif kind == "reshape":
+            value = value.reshape(how)
+        elif kind == "unknown":
+            raise ValueError(f"{{key}}: its layout here was not recorded; convert it by hand")
+        out[key] = np.ascontiguousarray(value)
+    save_file(out, dst)
+'''
 
 
 def write_package(translated: Any, directory: str | Path, name: str | None = None) -> Path:
