@@ -118,6 +118,37 @@ RESIZED = {
     "heaviside": (torch.heaviside, [R(2, 3), R(3)], [R(5, 3), R(3)]),
     "group_norm": (lambda x: F.group_norm(x, 2), [R(2, 4, 3)], [R(3, 6, 5)]),
     "quantile": (lambda x: torch.quantile(x, 0.3, dim=1), [R(3, 4)], [R(5, 4)]),
+    "max_pool2d indices": (
+        lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True),
+        [R(1, 2, 5, 6)],
+        [R(3, 4, 5, 6)],
+    ),
+    "adaptive_max_pool2d indices": (
+        lambda x: F.adaptive_max_pool2d(x, (2, 3), return_indices=True),
+        [R(1, 2, 5, 7)],
+        [R(3, 4, 5, 7)],
+    ),
+    "adaptive_avg_pool1d": (lambda x: F.adaptive_avg_pool1d(x, 3), [R(1, 2, 8)], [R(3, 4, 8)]),
+    "max_unpool2d": (
+        lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
+        [R(1, 2, 4, 6)],
+        [R(3, 5, 4, 6)],
+    ),
+    "multi_margin_loss": (
+        F.multi_margin_loss,
+        [R(2, 4), _idx(1, 3)],
+        [R(5, 4), _idx(0, 1, 2, 3, 3)],
+    ),
+    "multilabel_margin_loss": (
+        F.multilabel_margin_loss,
+        [R(2, 3), _idx([0, -1, 1], [2, 1, -1])],
+        [R(3, 3), _idx([0, -1, 1], [2, 1, -1], [1, 0, 2])],
+    ),
+    "native_group_norm": (
+        lambda x: torch.native_group_norm(x, None, None, x.shape[0], 4, 3, 2, 1e-5),
+        [R(2, 4, 3)],
+        [R(5, 4, 3)],
+    ),
 }
 
 # computations that depend on the size itself: the call is refused, not answered wrongly
