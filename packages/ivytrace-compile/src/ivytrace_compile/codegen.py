@@ -255,11 +255,11 @@ class _Codegen(Exprs, Trees):
         self.var[node.outputs[0].id] = self.var[target.id]
 
     # ------------------------------------------------------------ driver
-    def run(self) -> GeneratedSource:
+    def statements(self) -> None:
+        """Plan every node, then write the input unpacking, the nodes and the output into
+        ``stmts`` (the signature and the function's name have claimed theirs before). The
+        standalone emitter (``standalone.py``) runs the same steps."""
         g = self.g
-        params = self.signature()
-        fname = self.names.fresh(sanitize(g.meta.name, "graph"), "graph")
-        on_error = self.helper("on_error")
         plans = [self.plan(i, n) for i, n in enumerate(g.nodes)]
         self.find_value_guards()
         self.prebind()
@@ -268,6 +268,13 @@ class _Codegen(Exprs, Trees):
             if i not in self.skipped:
                 self.node(i, node, plan)
         self.output()
+
+    def run(self) -> GeneratedSource:
+        g = self.g
+        params = self.signature()
+        fname = self.names.fresh(sanitize(g.meta.name, "graph"), "graph")
+        on_error = self.helper("on_error")
+        self.statements()
         body = with_frees(self.stmts, self.locals)
         exc = self.names.fresh("_exc")
 

@@ -256,18 +256,10 @@ class _StandaloneCodegen(_Codegen):
 
     # ------------------------------------------------------------ driver
     def run_standalone(self, name: str, doc: str) -> StandaloneSource:
-        g = self.g
         params = self.signature()
         fname = name if self.names.claim(name) else self.names.fresh(name)
         self.names.claim("_require")
-        plans = [self.plan(i, n) for i, n in enumerate(g.nodes)]
-        self.find_value_guards()
-        self.prebind()
-        self.inputs()
-        for i, (node, plan) in enumerate(zip(g.nodes, plans)):
-            if i not in self.skipped:
-                self.node(i, node, plan)
-        self.output()
+        self.statements()
         lines = [f"def {fname}({params}):"]
         if doc:
             lines.append(f'    """{doc}"""')
