@@ -45,6 +45,12 @@ def t32(*shape: int, fw: str = "torch") -> TensorSpec:
 INT = ScalarSpec("int")
 
 
+def assert_in_source(src: str, *fragments: str) -> None:
+    """Every fragment is in the generated source; the missing ones are named."""
+    missing = [f for f in fragments if f not in src]
+    assert not missing, f"not in the generated source: {missing}\n{src}"
+
+
 def guard_rows(b: GraphBuilder, x: Value, rows: int, where: SourceLoc, note: str) -> None:
     """``if x.shape[0] == rows:`` as traced: ``x.shape`` (two sizes), then a guard on the first."""
     n0, _n1 = b.add_node(

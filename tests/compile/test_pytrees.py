@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 import torch
-from compile_support import INT, call_tree, t32
+from compile_support import INT, assert_in_source, call_tree, t32
 
 from ivytrace_compile import InputMismatch, compile_graph
 from ivytrace_ir import (
@@ -60,10 +60,13 @@ def test_nested_inputs_and_keywords_are_unpacked_inline():
     )
     cg = compile_graph(g)
     src = cg.source
-    assert "def f(pair, opts, p, batch, *, bias, n):" in src
-    assert "x0, x1 = pair" in src
-    assert "mask = opts['mask']" in src
-    assert "if type(mode) is not str or mode != 'sum': raise _mismatch(\"opts['mode']\"" in src
+    assert_in_source(
+        src,
+        "def f(pair, opts, p, batch, *, bias, n):",
+        "x0, x1 = pair",
+        "mask = opts['mask']",
+        "if type(mode) is not str or mode != 'sum': raise _mismatch(\"opts['mode']\"",
+    )
     assert "p_first, p_1 = p" in src and "if p_1 is not None:" in src
     assert "bx = batch.x" in src and "scale = batch.scale" in src
     assert "if type(n) is not int or n != 3:" in src
@@ -146,8 +149,11 @@ def test_outputs_namedtuple_dict_list_dataclass_with_static_leaves():
     assert out_tree.num_leaves == 4
     cg = _output_graph(out_tree, 4)
     src = cg.source
-    assert "return {'pair': Pair(mul, mul_1), 'list': [mul_2, None, 3], " in src
-    assert "'res': Result(y=mul_3, label='ok')}" in src
+    assert_in_source(
+        src,
+        "return {'pair': Pair(mul, mul_1), 'list': [mul_2, None, 3], ",
+        "'res': Result(y=mul_3, label='ok')}",
+    )
     assert cg.bindings["Pair"] is Pair and cg.bindings["Result"] is Result
     got = cg.fn(x)
     assert type(got["pair"]) is Pair and type(got["res"]) is Result
