@@ -1245,27 +1245,42 @@ def _cdist(cx, x1, x2, p=2.0, compute_mode=None):
 
 @rule("torch.cov", "torch.Tensor.cov")
 def _cov(cx, x, *, correction=1, fweights=None, aweights=None):
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("cov with weights")
+    """torch's cov: observation weights ``fweights * aweights``, the weighted mean, and the
+    normaliser ``sum(w) - correction`` (``- correction * sum(w * aweights) / sum(w)`` with
+    aweights), zeroed when not positive (inf / nan, as torch); squeezed like torch."""
     t = cx.target
-    x = _cast_to(cx, x, cx.out_dtype())
+    dt = cx.out_dtype()
+    x = _cast_to(cx, x, dt)
     if _rank(cx) < 2:
         x = t.reshape(x, [1, -1])
-    n = t.shape(x)[-1]
-    xm = x - t.reduce("mean", x, 1, True)
-    c = (
-        t.matmul(xm, t.transpose(xm, [1, 0])) / (n - correction)
-        if n - correction > 0  # guarded
-        else (t.matmul(xm, t.transpose(xm, [1, 0])) * math.nan)
-    )
-    return t.reshape(c, []) if _rank(cx) < 2 else c
+    w = None
+    for v in (fweights, aweights):
+        if v is not None:
+            v = _cast_to(cx, v, dt)
+            w = v if w is None else w * v
+    if w is None:
+        norm = t.asarray(t.shape(x)[-1] - correction, dt)
+        xm = x - t.reduce("mean", x, 1, True)
+        c = t.matmul(xm, t.transpose(xm, [1, 0]))
+    else:
+        wsum = t.reduce("sum", w)
+        xm = x - t.expand_dims(t.reduce("sum", x * w, 1) / wsum, 1)
+        c = t.matmul(xm * w, t.transpose(xm, [1, 0]))
+        if aweights is not None and correction != 0:
+            norm = wsum - t.reduce("sum", w * _cast_to(cx, aweights, dt)) * correction / wsum
+        else:
+            norm = wsum - correction
+    zero = t.asarray(0, dt)
+    norm = t.where(t.ew("less_equal", norm, zero), zero, norm)
+    c = c / norm
+    return t.reshape(c, []) if cx.out_spec().rank == 0 else c
 
 
 @rule("torch.corrcoef", "torch.Tensor.corrcoef")
 def _corrcoef(cx, x):
     t = cx.target
     c = _cov(cx, x)
-    if _rank(cx) < 2:
+    if cx.out_spec().rank == 0:
         return c / c
     d = t.ew("sqrt", _diagonal_of(cx, c, 0, 0, 1))
     c = c / t.expand_dims(d, 1) / t.expand_dims(d, 0)
