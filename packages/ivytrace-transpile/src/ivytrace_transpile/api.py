@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -240,18 +241,41 @@ def _is_torch_module_class(obj: type) -> bool:
     return torch is not None and issubclass(obj, torch.nn.Module)
 
 
-def _source_of(obj: Any) -> str:
+_SOURCES = ("torch", "tensorflow", "jax", "numpy")
+
+
+def _source_of(obj: Any, args: Any, kwargs: Any, target: str) -> tuple[str, str]:
+    """The framework ``obj`` calls, and how that was decided: a torch module or class; the
+    module ``obj`` was defined in; the one framework the function's global names refer to;
+    the one framework its example inputs are arrays of, other than the target (inputs of
+    the target are welcome, they are converted); else torch."""
     torch = sys.modules.get("torch")
-    if torch is not None:
-        if isinstance(obj, torch.nn.Module) or (
-            isinstance(obj, type) and issubclass(obj, torch.nn.Module)
-        ):
-            return "torch"
+    if torch is not None and (
+        isinstance(obj, torch.nn.Module)
+        or (isinstance(obj, type) and issubclass(obj, torch.nn.Module))
+    ):
+        return "torch", "it is a torch module"
     mod = getattr(obj, "__module__", "") or ""
-    for fw in ("torch", "tensorflow", "jax", "numpy"):
-        if mod.startswith(fw):
-            return fw
-    return "torch"
+    for fw in _SOURCES:
+        if mod == fw or mod.startswith(fw + "."):
+            return fw, f"it is defined in {mod}"
+    code = getattr(obj, "__code__", None)
+    if code is not None:
+        used = (getattr(obj, "__globals__", {}).get(n) for n in code.co_names)
+        found = {
+            fw
+            for v in used
+            if isinstance(v, types.ModuleType)
+            for fw in _SOURCES
+            if v.__name__ == fw or v.__name__.startswith(fw + ".")
+        }
+        if len(found) == 1:
+            return found.pop(), "its code calls it"
+    leaves = flatten((args or (), kwargs or {}), lambda o: framework_of(o) is not None)[0]
+    found = {framework_of(x) for x in leaves} & set(_SOURCES) - {target}
+    if len(found) == 1:
+        return found.pop(), "its example inputs are its arrays"
+    return "torch", "the default"
 
 
 def _class_translation(
@@ -296,7 +320,11 @@ def transpile(
     validate: bool = True,
     output_dir: str | os.PathLike[str] | None = None,
 ) -> Any:
-    """Translate torch code into ``target`` (``"tensorflow"``, ``"jax"`` or ``"numpy"``).
+    """Translate torch code into ``target`` (``"tensorflow"``, ``"jax"`` or ``"numpy"``);
+    numpy and jax code too, as far as their rule table reaches (elementwise ops,
+    reductions, reshaping, ``matmul``/``einsum``, plain indexing). ``source`` defaults to
+    the framework the code calls (a torch module; the module a function is defined in; the
+    one framework a function's global names refer to; that of its example inputs).
 
     - a function -> a callable of the target framework;
     - an ``nn.Module`` instance -> a callable holding its weights as target arrays
@@ -327,10 +355,11 @@ def transpile(
             for o in objs
         )
     (obj,) = objs
-    src = source or _source_of(obj)
-    if src != "torch":
+    src, why = (source, "source= says so") if source else _source_of(obj, args, kwargs, target)
+    if src not in ("torch", "numpy", "jax"):
         raise NotImplementedError(
-            f"translating from {src} is not built yet: the rule table covers torch code"
+            f"translating from {src} ({why}) is not built yet: there are rule tables for "
+            "torch, numpy and jax code; pass source= if the code calls one of those"
         )
     if isinstance(obj, type) and target == "tensorflow" and _is_torch_module_class(obj):
         from .classes import keras_class

@@ -1,0 +1,330 @@
+"""Rules for numpy and jax code: one implementation serves both (``jax.numpy`` follows
+numpy's API), registered under each framework's names in two tables.
+
+The elementwise ops are every ``elementwise`` entry of the op table, under each of its
+numpy or jax names (``numpy.add``, ``numpy.ndarray.__add__``, ``jax.Array.__add__``...):
+the op table is the one place that says what they are called. The rest (reductions,
+reshaping, ``matmul``, indexing with plain keys) is written here against
+:class:`~ivytrace_transpile.targets.Target`. Arguments follow numpy's signatures; ufunc
+options (``out=``, ``where=``, ``casting=``) are refused, not ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import optable
+from ..translate import RuleContext
+from .table import RuleTable
+
+__all__ = ["JAX_RULES", "NUMPY_RULES"]
+
+NUMPY_RULES = RuleTable("numpy")
+"""Op name -> rule, for code traced from numpy."""
+JAX_RULES = RuleTable("jax")
+"""Op name -> rule, for code traced from jax (jax.numpy, jax.nn, jax.Array)."""
+
+_SPACES = {"numpy": ("numpy", "numpy.ndarray"), "jax": ("jax.numpy", "jax.Array")}
+"""Source framework -> (its function namespace, its array class)."""
+_TABLES = {"numpy": NUMPY_RULES, "jax": JAX_RULES}
+
+
+def _add(names: list[str], fn: Callable[..., Any]) -> None:
+    """``fn`` under each name, in the table of the framework the name belongs to; a name
+    another entry of this module registered first keeps that rule."""
+    for name in names:
+        table = JAX_RULES if name.startswith("jax.") else NUMPY_RULES
+        if name not in table:
+            table.add(name, fn)
+
+
+def _both(*templates: str) -> list[str]:
+    """``"{ns}.sum"``, ``"{arr}.sum"`` -> the numpy and jax names."""
+    return [t.format(ns=ns, arr=arr) for ns, arr in _SPACES.values() for t in templates]
+
+
+def _is_array(x: Any) -> bool:
+    return not isinstance(x, bool | int | float | complex | str | type(None) | tuple | list)
+
+
+def _canonical(cx: RuleContext, dtype: Any) -> str:
+    return cx.target.canonical_dtype(str(np.dtype(dtype)))
+
+
+def _common(cx: RuleContext) -> str:
+    """numpy's result type of the node's source arguments: arrays by dtype, Python numbers
+    weakly (NEP 50: ``float32 + 1.0`` is float32), as numpy 2 and jax both promote."""
+    items = [
+        a.dtype if _is_array(a) else a
+        for a in cx.ref_args
+        if _is_array(a) or isinstance(a, bool | int | float)
+    ]
+    return _canonical(cx, np.result_type(*items))
+
+
+def _as(cx: RuleContext, x: Any, dtype: str) -> Any:
+    if _is_array(x):
+        return x if cx.dtype_of(x) == dtype else cx.target.cast(x, dtype)
+    return cx.target.asarray(x, dtype)
+
+
+def _refuse_ufunc_options(kwargs: dict[str, Any]) -> None:
+    given = sorted(k for k, v in kwargs.items() if v is not None and k != "dtype")
+    if given:
+        raise NotImplementedError(f"ufunc options {', '.join(given)}")
+
+
+def _ew(name: str, swap: bool = False) -> Callable[..., Any]:
+    def r(cx: RuleContext, *args: Any, **kwargs: Any) -> Any:
+        _refuse_ufunc_options(kwargs)
+        out = cx.out_dtype()
+        dt = _common(cx)
+        if out.startswith(("float", "complex")) and not dt.startswith(("float", "complex")):
+            dt = out  # np.sqrt of ints is a float: compute in the result's type
+        args = tuple(_as(cx, a, dt) for a in args)
+        if swap:
+            args = args[::-1]
+        return cx.target.ew(name, *args)
+
+    return r
+
+
+def _spellings(name: str) -> list[str]:
+    """``name`` and the other names its module binds the same function to (numpy 2's
+    ``acos`` is ``arccos``; the tracer records one of them)."""
+    import importlib
+
+    mod_name, _, attr = name.rpartition(".")
+    if mod_name not in ("numpy", "jax.numpy"):
+        return [name]
+    try:
+        mod = importlib.import_module(mod_name)
+        obj = getattr(mod, attr)
+    except (ImportError, AttributeError):
+        return [name]
+    same = [f"{mod_name}.{k}" for k, v in vars(mod).items() if v is obj and not k.startswith("_")]
+    return [name, *sorted(set(same) - {name})]
+
+
+def _where(cx: RuleContext, cond: Any, *xy: Any) -> Any:
+    if len(xy) != 2:
+        raise NotImplementedError("where with one argument (nonzero)")
+    cond = _as(cx, cond, "bool")
+    dt = _canonical(cx, np.result_type(*[a.dtype if _is_array(a) else a for a in cx.ref_args[1:]]))
+    return cx.target.where(cond, _as(cx, xy[0], dt), _as(cx, xy[1], dt))
+
+
+_add(_both("{ns}.where"), _where)
+
+
+def _clip(cx: RuleContext, x: Any, lo: Any = None, hi: Any = None, **kw: Any) -> Any:
+    _refuse_ufunc_options(kw)
+    dt = cx.out_dtype()
+    y = _as(cx, x, dt)
+    if lo is not None:
+        y = cx.target.ew("maximum", y, _as(cx, lo, dt))
+    if hi is not None:
+        y = cx.target.ew("minimum", y, _as(cx, hi, dt))
+    return y
+
+
+_add([s for n in _both("{ns}.clip", "{arr}.clip") for s in _spellings(n)], _clip)
+
+# ---- elementwise ops, from the op table
+for _op in optable.unique_ops():
+    if _op.category == "elementwise":
+        _add(
+            [s for fw in _SPACES for n in _op.native_names(fw) for s in _spellings(n)],
+            _ew(_op.name),
+        )
+
+_DUNDERS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+    "floordiv": "floor_divide", "pow": "pow", "lt": "less", "le": "less_equal",
+    "gt": "greater", "ge": "greater_equal", "eq": "equal", "ne": "not_equal",
+}  # fmt: skip
+for _d, _n in _DUNDERS.items():
+    _add(_both(f"{{arr}}.__{_d}__"), _ew(_n))
+    if _d not in ("lt", "le", "gt", "ge", "eq", "ne"):
+        _add(_both(f"{{arr}}.__r{_d}__"), _ew(_n, swap=True))
+_add(_both("{arr}.__neg__"), _ew("negative"))
+_add(_both("{arr}.__abs__"), _ew("abs"))
+_add(_both("{arr}.__invert__"), _ew("bitwise_not"))
+
+
+def _logic(op: str, swap: bool = False) -> Callable[..., Any]:
+    def r(cx: RuleContext, a: Any, b: Any) -> Any:
+        kind = "logical_" if cx.out_dtype() == "bool" else "bitwise_"
+        return _ew(kind + op, swap)(cx, a, b)
+
+    return r
+
+
+for _d in ("and", "or", "xor"):
+    _add(_both(f"{{arr}}.__{_d}__"), _logic(_d))
+    _add(_both(f"{{arr}}.__r{_d}__"), _logic(_d, swap=True))
+
+
+def _relu(cx: RuleContext, x: Any) -> Any:
+    return cx.target.ew("maximum", x, cx.target.asarray(0, cx.dtype_of(x)))
+
+
+_add(["jax.nn.relu"], _relu)
+_add(["jax.nn.sigmoid"], _ew("sigmoid"))
+
+
+# ---- array facts
+def _shape(cx: RuleContext, x: Any) -> Any:
+    return cx.target.shape(x)
+
+
+def _static_fact(cx: RuleContext, x: Any, *a: Any, **k: Any) -> Any:
+    return cx.ref_out
+
+
+_add(_both("{arr}.shape", "{ns}.shape"), _shape)
+_add(_both("{arr}.ndim", "{arr}.dtype", "{ns}.ndim"), _static_fact)
+
+
+# ---- reductions
+def _reduction(kind: str) -> Callable[..., Any]:
+    def r(cx: RuleContext, x: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+          keepdims: bool = False, **kw: Any) -> Any:  # fmt: skip
+        _refuse_ufunc_options({"out": out, **kw})
+        x = _as(cx, x, cx.out_dtype() if kind in ("sum", "mean", "prod") else cx.dtype_of(x))
+        return cx.target.reduce(kind, x, axis, keepdims)
+
+    return r
+
+
+def _extremum(kind: str) -> Callable[..., Any]:
+    def r(cx: RuleContext, x: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+          **kw: Any) -> Any:  # fmt: skip
+        _refuse_ufunc_options({"out": out, **kw})
+        return cx.target.reduce(kind, x, axis, keepdims)
+
+    return r
+
+
+for _k in ("sum", "mean", "prod"):
+    _add(_both(f"{{ns}}.{_k}", f"{{arr}}.{_k}"), _reduction(_k))
+for _k, _names in {"max": ("max", "amax"), "min": ("min", "amin")}.items():
+    _add(_both(*[f"{{ns}}.{n}" for n in _names], f"{{arr}}.{_k}"), _extremum(_k))
+
+
+def _arg(kind: str) -> Callable[..., Any]:
+    def r(cx: RuleContext, x: Any, axis: Any = None, out: Any = None, keepdims: bool = False):
+        _refuse_ufunc_options({"out": out})
+        got = getattr(cx.target, kind)(x, axis, keepdims)
+        return _as(cx, got, cx.out_dtype())
+
+    return r
+
+
+_add(_both("{ns}.argmax", "{arr}.argmax"), _arg("argmax"))
+_add(_both("{ns}.argmin", "{arr}.argmin"), _arg("argmin"))
+
+
+# ---- shapes and layout
+def _sizes(shape: Any) -> list[Any]:
+    return list(shape) if isinstance(shape, tuple | list) else [shape]
+
+
+def _reshape(cx: RuleContext, x: Any, *shape: Any, order: str = "C", **kw: Any) -> Any:
+    if order != "C":
+        raise NotImplementedError(f"reshape order={order!r}")
+    if "shape" in kw or "newshape" in kw:
+        shape = (kw.get("shape", kw.get("newshape")),)
+    return cx.target.reshape(x, _sizes(shape[0]) if len(shape) == 1 else list(shape))
+
+
+def _transpose(cx: RuleContext, x: Any, *axes: Any) -> Any:
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], tuple | list)):
+        axes = axes[0] or ()
+    rank = len(cx.target.shape(x))
+    perm = list(axes) if axes else list(range(rank))[::-1]
+    return cx.target.transpose(x, [a % rank for a in perm])
+
+
+def _matrix_transpose(cx: RuleContext, x: Any) -> Any:
+    return _transpose(cx, x)
+
+
+_add(_both("{ns}.reshape", "{arr}.reshape"), _reshape)
+_add(_both("{ns}.transpose", "{arr}.transpose"), _transpose)
+_add(_both("{arr}.T"), _matrix_transpose)
+_add(
+    _both("{ns}.expand_dims"),
+    lambda cx, x, axis: cx.target.expand_dims(x, axis),
+)
+_add(_both("{ns}.squeeze", "{arr}.squeeze"), lambda cx, x, axis=None: cx.target.squeeze(x, axis))
+
+
+def _joined(kind: str) -> Callable[..., Any]:
+    def r(cx: RuleContext, xs: Any, axis: int = 0, out: Any = None, dtype: Any = None) -> Any:
+        _refuse_ufunc_options({"out": out})
+        dt = _canonical(cx, dtype) if dtype is not None else cx.out_dtype()
+        xs = [_as(cx, x, dt) for x in xs]
+        return getattr(cx.target, kind)(xs, axis)
+
+    return r
+
+
+_add(_both("{ns}.concatenate", "{ns}.concat"), _joined("concat"))
+_add(_both("{ns}.stack"), _joined("stack"))
+
+
+def _astype(cx: RuleContext, x: Any, *a: Any, **k: Any) -> Any:
+    return _as(cx, x, cx.out_dtype())
+
+
+_add(_both("{arr}.astype"), _astype)
+
+
+def _getitem(cx: RuleContext, x: Any, key: Any) -> Any:
+    keys = key if isinstance(key, tuple) else (key,)
+    if any(_is_array(k) or isinstance(k, list) for k in keys):
+        raise NotImplementedError("indexing with arrays")
+    return cx.target.getitem(x, key)
+
+
+_add(_both("{arr}.__getitem__"), _getitem)
+
+
+# ---- linear algebra
+def _matmul(cx: RuleContext, a: Any, b: Any, **kw: Any) -> Any:
+    _refuse_ufunc_options(kw)
+    dt = _common(cx)
+    return cx.target.matmul(_as(cx, a, dt), _as(cx, b, dt))
+
+
+def _dot(cx: RuleContext, a: Any, b: Any, out: Any = None) -> Any:
+    if not (_is_array(a) and _is_array(b)) or len(cx.target.shape(b)) > 2:
+        raise NotImplementedError("dot of a scalar, or with an operand of rank > 2")
+    return _matmul(cx, a, b, out=out)
+
+
+_add(_both("{ns}.matmul", "{arr}.__matmul__"), _matmul)
+_add(_both("{arr}.__rmatmul__"), lambda cx, a, b: _matmul(cx, b, a))
+_add(_both("{ns}.dot", "{arr}.dot"), _dot)
+
+
+def _einsum(cx: RuleContext, eq: str, *xs: Any, **kw: Any) -> Any:
+    _refuse_ufunc_options({k: v for k, v in kw.items() if k != "optimize"})
+    dt = _common(cx)
+    return cx.target.einsum(eq, *[_as(cx, x, dt) for x in xs])
+
+
+_add(_both("{ns}.einsum"), _einsum)
+
+
+def _softmax(cx: RuleContext, x: Any, axis: int = -1, **kw: Any) -> Any:
+    t = cx.target
+    e = t.ew("exp", x - t.reduce("max", x, axis, True))
+    return e / t.reduce("sum", e, axis, True)
+
+
+_add(["jax.nn.softmax"], _softmax)
