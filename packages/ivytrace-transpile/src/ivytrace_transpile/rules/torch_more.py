@@ -2070,6 +2070,8 @@ def _vander(cx, x, *, N=None):
     t = cx.target
     dt = cx.out_dtype()
     x = _cast_to(cx, x, dt)
+    if _rank(cx) == 0:  # a 0-d input is one point
+        x = t.reshape(x, [1])
     n = t.shape(x)[-1] if N is None else N
     # x ** [0, 1, ..., n-1] (torch multiplies cumulatively: equal for integer powers)
     powers = t.arange(0, n, 1, dt)
