@@ -43,7 +43,7 @@ __all__ = [
     "make_mismatch",
     "make_on_error",
     "make_value_guard",
-    "native_dtype",
+    "native_type",
     "short_repr",
 ]
 
@@ -83,6 +83,10 @@ class LineInfo:
     """The user's line that made the node."""
     structure: str = ""
     """For an input line: the structure the input had when the graph was traced."""
+    leaf: int = -1
+    """For the check of an array input: its index in ``graph.inputs`` (else -1)."""
+    local: str = ""
+    """For the check of an array input: the local variable holding it."""
 
 
 def short_repr(obj: Any, limit: int = 160) -> str:
@@ -110,14 +114,32 @@ def format_source(src: SourceLoc | None, indent: str = "  ") -> str:
 
 
 def make_on_error(
-    graph_name: str, filename: str, table: Mapping[int, LineInfo]
+    graph_name: str,
+    filename: str,
+    table: Mapping[int, LineInfo],
+    specs: Sequence[Any] = (),
 ) -> Callable[[BaseException], None]:
     """The handler a generated function runs when an exception escapes its body.
 
     It finds the generated line that failed and adds a note naming the node, its op and
     the user's source line; a failure while unpacking the inputs becomes an
-    :class:`InputMismatch` (raised from the original). Guard failures pass unchanged.
+    :class:`InputMismatch` (raised from the original), and so does a failure in a node
+    while an array input still held there has another rank or dtype than traced (the
+    graph runs with those, as the function would, but the traced path may not hold for
+    them). Guard failures pass unchanged. ``specs`` are the graph inputs' specs.
     """
+    leaves = {i.local: (i.leaf, i.what) for i in table.values() if i.leaf >= 0 and i.local}
+
+    def changed_input(frame: Any) -> tuple[str, TensorSpec, str, Any] | None:
+        if not leaves:
+            return None
+        live = frame.f_locals
+        for local, (leaf, what) in leaves.items():
+            if local in live and leaf < len(specs) and isinstance(specs[leaf], TensorSpec):
+                problem = _array_problem(specs[leaf], live[local])
+                if problem is not None:
+                    return what, specs[leaf], problem, live[local]
+        return None
 
     def on_error(exc: BaseException) -> None:
         if isinstance(exc, GuardFailure):
@@ -161,6 +183,22 @@ def make_on_error(
             )
             where = format_source(info.source)
             raise GuardFailure(msg + ("\n" + where if where else ""), info.node_index) from exc
+        changed = changed_input(tb.tb_frame) if info.kind == "node" else None
+        if changed is not None:
+            what, spec, problem, got = changed
+            msg = (
+                f"{graph_name}(): {info.what} failed ({type(exc).__name__}: {exc}) on an "
+                f"{what} that was {describe_spec(spec)} when the graph was traced, but "
+                f"{problem} now: the traced graph does not hold for these inputs; trace "
+                "again with them (a LazyGraph does so itself)."
+            )
+            where = format_source(info.source)
+            raise InputMismatch(
+                msg + ("\n" + where if where else ""),
+                argument=what.removeprefix("input "),
+                expected=spec,
+                got=got,
+            ) from exc
         note = f"ivytrace: compiled graph {graph_name!r} failed in {info.what}\n"
         note += f"  generated line {tb.tb_lineno}: {info.code}"
         where = format_source(info.source)
@@ -189,49 +227,54 @@ def make_mismatch(graph_name: str) -> Callable[[str, Any, Any], InputMismatch]:
     return mismatch
 
 
-def native_dtype(spec: TensorSpec) -> Any:
-    """The object ``x.dtype`` is for an array of ``spec`` (``torch.float32``,
-    ``numpy.dtype("float32")``, ``tf.float32``), or ``None`` where its framework is not
-    imported or does not name that dtype (the input check then reads the rank only)."""
-    fw, name = spec.framework, spec.dtype
+def native_type(spec: TensorSpec) -> type | None:
+    """The class of ``spec.framework``'s everyday arrays (``torch.Tensor``, ``numpy.ndarray``,
+    jax's ``ArrayImpl``, TensorFlow's ``EagerTensor``), for the inline input check; ``None``
+    where the framework is not imported or the class cannot be found (no inline check)."""
+    fw = spec.framework
     try:
         if fw == "torch":
             torch = sys.modules.get("torch")
-            dt = getattr(torch, name, None) if torch is not None else None
-            return dt if dt is not None and type(dt).__name__ == "dtype" else None
-        if fw in ("numpy", "jax"):
+            return torch.Tensor if torch is not None else None
+        if fw == "numpy":
             import numpy as np
 
-            if name == "bfloat16":
-                ml_dtypes = sys.modules.get("ml_dtypes")
-                return np.dtype(ml_dtypes.bfloat16) if ml_dtypes is not None else None
-            return np.dtype(name)
-        if fw == "tensorflow":
-            tf = sys.modules.get("tensorflow")
-            return tf.as_dtype(name) if tf is not None else None
-    except Exception:  # an unknown name: no dtype part in the check
+            return np.ndarray
+        if fw == "jax" and "jax" in sys.modules:
+            from jax._src.array import ArrayImpl
+
+            return ArrayImpl
+        if fw == "tensorflow" and "tensorflow" in sys.modules:
+            from tensorflow.python.framework.ops import EagerTensor
+
+            return EagerTensor
+    except Exception:  # a private path that moved: no inline check
         return None
     return None
 
 
 def describe_spec(spec: TensorSpec) -> str:
     """``a torch float32 array of rank 2``: what an input check expects."""
-    return f"a {spec.framework} {spec.dtype} array of rank {len(spec.shape)}"
+    rank = "of unknown rank" if spec.shape is None else f"of rank {len(spec.shape)}"
+    return f"a {spec.framework} {spec.dtype} array {rank}"
 
 
-def _array_problem(spec: TensorSpec, x: Any) -> str | None:
-    """How ``x`` differs from an array of ``spec`` in kind, framework, rank or dtype."""
+def _array_problem(spec: TensorSpec, x: Any, kind_only: bool = False) -> str | None:
+    """How ``x`` differs from an array of ``spec`` in kind or framework (and, unless
+    ``kind_only``, rank or dtype)."""
     fw = framework_of(x)
     if fw is None:
         return f"is {_describe(x)}"
     if fw != spec.framework:
         return f"is a {fw} array"
+    if kind_only:
+        return None
     shape = getattr(x, "shape", None)
     try:
         rank = len(shape) if shape is not None else None
     except (TypeError, ValueError):  # a tf.function tensor of unknown rank
         rank = None
-    if rank is not None and rank != len(spec.shape):
+    if rank is not None and spec.shape is not None and rank != len(spec.shape):
         return f"has rank {rank} (shape {short_repr(tuple(shape))})"
     name = getattr(getattr(x, "dtype", None), "name", None) or str(getattr(x, "dtype", "?"))
     name = "bool" if name == "bool_" else str(name).rsplit(".", 1)[-1]
@@ -242,23 +285,24 @@ def _array_problem(spec: TensorSpec, x: Any) -> str | None:
 
 def make_input_check(graph_name: str, specs: Sequence[Any]) -> Callable[[int, Any, str], None]:
     """``input_check(index, x, path)``: run when the generated function's inline check of
-    array input ``index`` (``x.dtype is not D or x.ndim != R``) did not pass; raises the
-    :class:`InputMismatch` saying how ``x`` differs from the traced array, or returns when it
-    does not (a dtype equal to the traced one but another object, a tensor of unknown rank
-    under ``tf.function``)."""
+    array input ``index`` (``x.__class__ is not T``, the framework's array class) did not
+    pass; raises the :class:`InputMismatch` saying what ``x`` is instead (``None``, a Python
+    number, another framework's array), or returns when ``x`` is an array of the traced
+    framework after all (a subclass, a ``jax.jit`` tracer, a ``tf.function`` tensor). Rank
+    and dtype are free, as the seeds want (see ``on_error`` for a node failing on them)."""
 
     def input_check(index: int, x: Any, path: str) -> None:
         spec = specs[index]
         if not isinstance(spec, TensorSpec):
             return
-        problem = _array_problem(spec, x)
+        problem = _array_problem(spec, x, kind_only=True)
         if problem is None:
             return
         raise InputMismatch(
             f"{graph_name}(): input {path} was {describe_spec(spec)} (shape "
-            f"{short_repr(spec.shape)}) when the graph was traced, but {problem} now. The graph "
-            "holds for arrays of the traced framework, rank and dtype: trace again with these "
-            "inputs (a LazyGraph does so itself).",
+            f"{short_repr(spec.shape)}) when the graph was traced, but {problem} now. A graph "
+            "holds for arrays where it was traced with arrays: trace again with these inputs "
+            "(a LazyGraph does so itself).",
             argument=path,
             expected=spec,
             got=x,

@@ -121,12 +121,13 @@ def compile_graph(graph: Graph, *, allow: Allowlist = DEFAULT_ALLOWLIST) -> Comp
     verify(graph, allow)
     gen = generate(graph, allow)
     name = graph.meta.name
+    specs = tuple(v.spec for v in graph.inputs)
     helpers = {
-        "on_error": make_on_error(name, gen.filename, gen.lines),
+        "on_error": make_on_error(name, gen.filename, gen.lines, specs),
         "mismatch": make_mismatch(name),
         "guard_failed": make_guard_failed(name, gen.guards),
         "value_guard": make_value_guard(name, gen.value_guards),
-        "input_check": make_input_check(name, tuple(v.spec for v in graph.inputs)),
+        "input_check": make_input_check(name, specs),
     }
     namespace: dict[str, Any] = {
         "__builtins__": builtins,

@@ -12,7 +12,7 @@ from typing import Any
 from ivytrace_ir import Node, TensorSpec, TreeDef, Value, is_structseq
 
 from ._naming import is_name, sanitize
-from ._runtime import LineInfo, describe_spec, native_dtype
+from ._runtime import LineInfo, describe_spec, native_type
 from .errors import CompileError
 
 
@@ -151,26 +151,31 @@ class Trees:
 
     def _check_leaf(self, index: int, name: str, path: str) -> None:
         """Array input ``index`` (in local ``name``) must still be an array of the traced
-        framework, rank and dtype: ``if x.dtype is not D or x.ndim != R`` (two attribute
-        reads per call), and only where that fails the ``input_check`` helper looks closer
-        and raises :class:`InputMismatch` naming the input. ``None`` or a Python number has
-        no ``dtype``: the ``AttributeError`` becomes the same error in ``on_error``."""
+        framework: ``if x.__class__ is not T`` (one attribute read per call), and only where
+        that fails the ``input_check`` helper looks closer and raises :class:`InputMismatch`
+        naming the input (``None``, a Python number, another framework's array). Sizes, rank
+        and dtype stay free (the seeds: no restriction on the inputs' shape or dtype); a node
+        that fails while such an input is held is reported by ``on_error``."""
         spec = self.g.inputs[index].spec
         if not isinstance(spec, TensorSpec):
             return
-        dt = native_dtype(spec)
-        conds = []
-        if dt is not None:
-            ref = f"{spec.framework}.{spec.dtype}" if spec.framework == "torch" else repr(dt)
-            dname = self.bind(
-                ("dtype", spec.framework, spec.dtype), sanitize(spec.dtype, "dt"), dt, ref
-            )
-            conds.append(f"{name}.dtype is not {dname}")
-        conds.append(f"{name}.ndim != {len(spec.shape)}")
+        cls = native_type(spec)
+        info = LineInfo(
+            "input", f"input {path}", "", structure=describe_spec(spec), leaf=index, local=name
+        )
+        if cls is None:
+            return
+        tname = self.bind(
+            ("array type", spec.framework),
+            sanitize(cls.__name__, "T"),
+            cls,
+            f"{cls.__module__}.{cls.__qualname__}",
+        )
         check = self.helper("input_check")
-        info = LineInfo("input", f"input {path}", "", structure=describe_spec(spec))
         self.emit(
-            f"if {' or '.join(conds)}: {check}({index}, {name}, {path!r})", info, reads=[name]
+            f"if {name}.__class__ is not {tname}: {check}({index}, {name}, {path!r})",
+            info,
+            reads=[name],
         )
 
     def _out_base(self, node: Node) -> str:

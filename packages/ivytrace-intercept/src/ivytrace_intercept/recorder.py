@@ -39,6 +39,7 @@ from .scalars import is_tracked_scalar, make_tracked, scalar_spec, tracked_value
 __all__ = ["IdentityMap", "Recorder", "TraceError"]
 
 _LITERAL_TYPES = (type(None), bool, int, float, complex, str, type(Ellipsis))
+_RANK_READS = frozenset({"dim", "ndim", "ndimension"})
 
 
 class TraceError(RuntimeError):
@@ -223,6 +224,11 @@ class Recorder:
         wrapped (``.shape`` of a TensorFlow or JAX array), reading them here is not a call
         of the traced code.
         """
+        if track_scalars and op.rsplit(".", 1)[-1] in _RANK_READS:
+            # A rank is no size: a graph holds for the rank it was traced at where Python read
+            # it (``range(x.ndim)``, ``dim=x.ndim - 1``), so it is guarded, not tracked.
+            track_scalars = False
+            guard_why = guard_why or "the rank of an array (x.ndim, x.dim()) was used by Python"
         with self._quiet:
             return self._record_call(
                 op, args, kwargs, result, generator, mutates, effect, track_scalars, guard_why
