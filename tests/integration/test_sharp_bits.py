@@ -251,19 +251,106 @@ def test_numpy_randomness_inside_torch_code_is_drawn_afresh():
     assert len({float(baked(x)[0]) for _ in range(3)}) == 1, "include_generators=False bakes"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known limit: Python's range() reads an int subclass without any hook, so the "
-    "loop count is baked (docs/architecture.md, Known limits)",
-)
-def test_range_over_a_size_is_guarded():
-    def fn(x):
-        return sum(x[i] * i for i in range(x.shape[0]))
+def sum_over_rows(x):
+    return sum(x[i] * i for i in range(x.shape[0]))
 
-    graph = ivy.trace_graph(fn, args=(torch.randn(3, 4),))
+
+def first_rows_of_a_list(x):
+    rows = list(x.unbind(1))  # a Python list of the columns
+    return torch.stack(rows[: x.shape[0]], 1)  # sliced by a size: no hook sees the count
+
+
+def rows_by_divmod(x):
+    half, _ = divmod(x.shape[0], 2)  # int.__divmod__: plain ints, no tracking
+    return x[:half] * 2
+
+
+@pytest.mark.parametrize(
+    "fn", [sum_over_rows, first_rows_of_a_list, rows_by_divmod], ids=lambda f: f.__name__
+)
+def test_a_size_python_reads_without_a_hook_is_guarded(fn):
+    """``range(n)``, ``seq[:n]``, ``divmod``: Python reads the tracked size's C value, so the
+    trace bakes the count; tracing again at other sizes shows the graph moved, and the size
+    is pinned by a guard naming the user's line."""
+    traced_on = torch.randn(3, 8)
+    graph = ivy.trace_graph(fn, args=(traced_on,))
+    assert torch.allclose(graph(traced_on), fn(traced_on))
+    with pytest.raises(ivy.GuardFailure) as info:
+        graph(torch.randn(5, 8))
+    message = str(info.value)
+    assert "depends on size x.shape[0]=3" in message and "range(n), seq[:n]" in message
+    assert "test_sharp_bits.py" in message, "the error names the user's line"
+    lazy = ivy.trace_graph(fn)
+    for x in (traced_on, torch.randn(5, 8), torch.randn(2, 8)):
+        assert torch.allclose(lazy(x), fn(x))
+
+
+def test_range_over_a_size_is_guarded():
+    graph = ivy.trace_graph(sum_over_rows, args=(torch.randn(3, 4),))
     other = torch.randn(5, 4)
-    try:
-        got = graph(other)
-    except ivy.GuardFailure:
-        return
-    assert torch.allclose(got, fn(other))
+    with pytest.raises(ivy.GuardFailure):
+        graph(other)
+    # only the size the loop runs over is pinned: another row length is fine
+    wide = torch.randn(3, 9)
+    assert torch.allclose(graph(wide), sum_over_rows(wide))
+
+
+def test_sizes_without_python_structure_are_not_pinned():
+    """Reading sizes and computing with them (tracked) is no reason to pin them: a new batch
+    size and length run the same graph, without another trace."""
+
+    def fn(x):
+        b, t, _c = x.shape  # all read; the last unused by the graph
+        return x.reshape(b * t, -1).softmax(-1).sum(0) * t
+
+    lazy = ivy.trace_graph(fn)
+    for shape in ((2, 5, 3), (7, 1, 3), (1, 9, 3)):
+        x = torch.randn(*shape)
+        assert torch.allclose(lazy(x), fn(x))
+    assert len(lazy.graphs) == 1, "no retrace for new sizes"
+    assert not lazy.graph.ir.guards
+
+
+def test_the_second_trace_leaves_no_trace_of_its_own():
+    """The trace at other sizes prints nothing and leaves the random states as the first
+    trace left them."""
+    import random
+
+    import numpy as np
+
+    calls = []
+
+    def fn(x):
+        calls.append(tuple(x.shape))
+        print("tracing", x.shape)
+        noise = torch.rand(x.shape[1]) + np.random.rand() + random.random()
+        return sum(x[i] for i in range(x.shape[0])) + noise * 0
+
+    torch.manual_seed(0)
+    np.random.seed(0)
+    random.seed(0)
+    ivy.trace_graph(fn, args=(torch.randn(3, 4),), check_sizes=False)
+    expected = (torch.rand(1), np.random.rand(), random.random())
+    torch.manual_seed(0)
+    np.random.seed(0)
+    random.seed(0)
+    graph = ivy.trace_graph(fn, args=(torch.randn(3, 4),))
+    assert len(calls) >= 3, "the check traced again (and bisected which size moved the graph)"
+    assert graph.ir.guards, "and pinned the loop's size"
+    assert (torch.rand(1), np.random.rand(), random.random()) == expected
+
+
+def test_check_sizes_options():
+    def fn(x):
+        n = x.shape[0]
+        y = x.reshape(n, -1)  # n feeds a graph op too: "auto" does not look
+        return sum(y[i] for i in range(n))
+
+    x, other = torch.randn(3, 4), torch.randn(5, 4)
+    quiet = ivy.trace_graph(fn, args=(x,))
+    assert not quiet.ir.guards  # the known gap of "auto"
+    strict = ivy.trace_graph(fn, args=(x,), check_sizes=True)
+    with pytest.raises(ivy.GuardFailure, match=r"x\.shape\[0\]=3"):
+        strict(other)
+    off = ivy.trace_graph(sum_over_rows, args=(x,), check_sizes=False)
+    assert not off.ir.guards

@@ -30,6 +30,7 @@ from .base import plain
 from .interceptor import Interceptor, ModuleBinder, interceptors_for
 from .recorder import Recorder, TraceError
 from .scalars import is_tracked_scalar, tracked_value
+from .sizecheck import pin_baked_sizes
 from .stateful import recording_attributes
 
 __all__ = ["TraceResult", "trace"]
@@ -166,6 +167,7 @@ def trace(
     static_argnames: Sequence[str] = (),
     name: str | None = None,
     frameworks: Sequence[str] | None = None,
+    check_sizes: bool | str = False,
 ) -> TraceResult:
     """Call ``fn(*args, **kwargs)`` once, recording every outermost backend call.
 
@@ -175,9 +177,15 @@ def trace(
     reads and writes recorded. If ``fn`` raises, the exception propagates and nothing
     stays patched. ``frameworks`` limits recording to those frameworks' calls (the
     transpiler records only the target's while it consults the source's).
+
+    With ``check_sizes`` (``True`` or ``"auto"``) the function may be traced once more with
+    the inputs' sizes moved, and sizes the graph's structure turns out to depend on (a
+    ``range`` over a size, a Python list sliced by one) are pinned by guards (see
+    :mod:`.sizecheck`).
     """
     args = tuple(args)
     kwargs = dict(kwargs or {})
+    args_in, kwargs_in = args, dict(kwargs)  # as given (numpy inputs are rewrapped below)
     name = name or getattr(fn, "__name__", None) or type(fn).__name__
     rec = Recorder(name=name, skip_dirs=_OWN_DIRS, user_code=_code_of(fn))
     b = rec.builder
@@ -314,7 +322,48 @@ def trace(
         made_by="ivytrace_intercept.trace",
     )
     graph = b.build(tuple(outputs), out_tree, in_tree, meta).replace(arg_names=arg_names)
+    if check_sizes:
+        graph = _check_sizes(
+            graph, fn, args_in, kwargs_in, arg_parts, kw_parts, is_dynamic, is_opaque, leaves,
+            lambda a, k: trace(
+                fn, a, k, stateful=stateful, arg_stateful_idxs=arg_stateful_idxs,
+                kwarg_stateful_idxs=kwarg_stateful_idxs, static_argnums=static_argnums,
+                static_argnames=static_argnames, name=name, frameworks=frameworks,
+            ).graph,
+            check_sizes,
+        )  # fmt: skip
     return TraceResult(graph, dict(rec.drawn), output)
+
+
+def _check_sizes(
+    graph: Graph,
+    fn: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    arg_parts: list[TreeDef],
+    kw_parts: list[TreeDef],
+    is_dynamic: Any,
+    is_opaque: Any,
+    leaves: list[Any],
+    retrace: Any,
+    mode: bool | str,
+) -> Graph:
+    """:func:`.sizecheck.pin_baked_sizes` on this call's inputs."""
+
+    def rebuild(new: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        it = iter(new)
+
+        def swap(a: Any, t: TreeDef) -> Any:
+            if t.kind == "static":
+                return a
+            found, tree = flatten(a, is_dynamic, opaque=is_opaque)
+            return unflatten(tree, [next(it) for _ in found])
+
+        new_args = tuple(swap(a, t) for a, t in zip(args, arg_parts))
+        new_kwargs = {k: swap(a, t) for (k, a), t in zip(kwargs.items(), kw_parts)}
+        return new_args, new_kwargs
+
+    return pin_baked_sizes(graph, leaves, rebuild, retrace, fn, mode)
 
 
 def _code_of(fn: Any) -> frozenset[Any]:

@@ -34,6 +34,7 @@ class TraceOptions:
     return_backend_compiled_fn: bool = False
     static_argnums: tuple[int, ...] = ()
     static_argnames: tuple[str, ...] = ()
+    check_sizes: bool | str = "auto"
 
 
 def _as_tuple(x: int | str | Iterable[Any] | None) -> tuple[Any, ...]:
@@ -125,6 +126,7 @@ def _trace(
         kwarg_stateful_idxs=opts.kwarg_stateful_idxs,
         static_argnums=opts.static_argnums,
         static_argnames=opts.static_argnames,
+        check_sizes=opts.check_sizes,
     )
 
 
@@ -269,6 +271,7 @@ def trace_graph(
     args: tuple[Any, ...] | None = None,
     kwargs: dict[str, Any] | None = None,
     return_backend_traced_fn: bool | None = None,
+    check_sizes: bool | str = "auto",
 ) -> Any:
     """Trace callables into graphs of backend calls only.
 
@@ -279,6 +282,17 @@ def trace_graph(
     traced; a frontend ``ivytrace.Module`` is returned itself with its forward traced.
     See the seeds' documentation for every option; ``return_backend_traced_fn`` is the
     later name of ``return_backend_compiled_fn``.
+
+    ``check_sizes``: Python reads a size with no hook of ivytrace's in ``range(n)`` and in
+    slicing a list (``seq[:n]``), so the graph can hold the traced count silently. Where
+    the function may have done so, it is traced once more with the inputs' sizes moved by
+    one and the two graphs compared; sizes the graph's structure depends on without a guard
+    are pinned, so that another size is refused (``GuardFailure``, or a new trace for a
+    ``LazyGraph``) instead of answered wrongly. ``"auto"`` (default) looks when the trace
+    handed the user's own code (not a library's) a size of an input that nothing in the
+    graph used (what ``range`` and slices leave behind); ``True`` whenever a free size was
+    read (one more trace of the function for most models: about twice the tracing time);
+    ``False`` never.
     """
     if not objs:
         raise TypeError("trace_graph needs at least one callable")
@@ -299,6 +313,7 @@ def trace_graph(
         return_backend_compiled_fn=return_backend_compiled_fn,
         static_argnums=_as_tuple(static_argnums),
         static_argnames=_as_tuple(static_argnames),
+        check_sizes=check_sizes,
     )
     results = [_trace_one(o, args, kwargs, opts) for o in callables]
     return results[0] if len(results) == 1 else tuple(results)

@@ -1,0 +1,444 @@
+"""Sizes that Python read without asking ivytrace, found by tracing again at other sizes.
+
+A size taken from an array is a :class:`~.scalars.TrackedInt`, an ``int`` subclass, so that
+torch's argument parser and library code (``isinstance(n, int)``) accept it. But Python
+reads an ``int`` subclass's C value directly in ``range(n)``, in slicing a Python list
+(``seq[:n]``), in ``divmod`` and bit operations, in numpy's size arguments: no hook of ours
+runs, and the graph silently holds the traced count (``sum(x[i] for i in range(len_))``
+traced at 3 rows answers 5 rows with 3).
+
+No hook can see those uses, so :func:`pin_baked_sizes` looks at their effect instead: it
+traces the function once more with the inputs' free sizes moved by one (the last slice
+repeated: values stay plausible, token ids stay valid), and compares the two raw graphs
+node by node, ignoring shapes. A graph whose ops, arguments or structure moved depends on
+a size the first trace baked; the sizes whose own move changes the graph are then pinned
+by guards at the front of the graph (a call with another size raises
+:class:`~ivytrace_ir.GuardFailure` naming the user's line; a ``LazyGraph`` traces again).
+A graph that did not move is trusted with any size, as before.
+
+Costs and limits:
+
+- it costs one extra trace (no passes, no compile) at sizes one larger, which for a model
+  traced at batch size 1 is about twice the first trace's compute. So by default
+  (``"auto"``) it runs only when the first trace handed the user's own code (not an
+  installed library's) a size of an input, or an ``int`` computed from one, that nothing
+  in the graph used -- the telltale of a size consumed by ``range`` or a list slice, which
+  leave no node -- and that no guard pins. Not looked at under ``"auto"``: a size that
+  also feeds a graph op (``n = x.shape[0]; x.view(n, -1); for i in range(n)``), sizes read
+  in library code (transformers drops sizes it reads all the time); ``check_sizes=True``
+  looks whenever a free size was read at all. Bisecting which size is to blame costs one more trace per
+  distinct size, only when the graph moved;
+- a function that fails at the moved sizes (a size tied to a weight, a channel count) is
+  retried one size at a time, one larger, then one smaller; a size that fails both ways is
+  left unchecked (the graph meets the same failure on such inputs);
+- it is skipped when the function writes state it cannot restore (attribute writes,
+  in-place updates of module buffers or captured arrays) or draws from a generator other
+  than torch's and numpy's (whose states, and Python's ``random``, are restored); its
+  prints, warnings and log records are suppressed;
+- a literal that equals an expression of tracked sizes becomes a guard, not a symbolic size;
+- values are not moved: ``range(t.item())`` stays baked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import math
+import random
+import sys
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ivytrace_ir import (
+    Const,
+    Graph,
+    Node,
+    NodeMeta,
+    ScalarSpec,
+    SourceLoc,
+    TensorSpec,
+    TreeDef,
+    Value,
+    framework_of,
+    from_numpy,
+    to_numpy,
+)
+
+__all__ = ["pin_baked_sizes"]
+
+_RANK_READS = frozenset({"dim", "ndim", "ndimension"})
+_SHAPE_OPS = {
+    "torch": "torch.Tensor.shape",
+    "numpy": "numpy.ndarray.shape",
+    "jax": "jax.Array.shape",
+    "tensorflow": "tensorflow.Tensor.shape",
+}
+_WHY = (
+    "the graph's structure depends on size {name}.shape[{dim}]={size} (it changed when traced "
+    "with {other}): a Python loop, slice or count over a size (range(n), seq[:n], divmod...), "
+    "which Python reads without asking ivytrace"
+)
+
+Retrace = Callable[[tuple[Any, ...], dict[str, Any]], Graph]
+Rebuild = Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]]
+
+
+def pin_baked_sizes(
+    graph: Graph,
+    leaves: Sequence[Any],
+    rebuild: Rebuild,
+    retrace: Retrace,
+    fn: Any,
+    mode: bool | str = "auto",
+) -> Graph:
+    """``graph`` with guards pinning the input sizes the trace baked (see the module).
+
+    ``leaves`` are the inputs in the order of ``graph.inputs``; ``rebuild(new_leaves)`` gives
+    the call's ``(args, kwargs)`` with them replaced; ``retrace(args, kwargs)`` traces the
+    same function with the same options and returns its raw graph. ``mode``: ``"auto"``
+    traces again only where a size handed to Python went unused by the graph (see
+    :func:`_unused_size`), ``True`` wherever a size was handed to Python at all.
+    """
+    hint = _unused_size if mode == "auto" else _reads_free_sizes
+    if not hint(graph) or _writes_state(graph) or _foreign_draws(graph):
+        return graph
+    pinned = _pinned_dims(graph)
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for i, v in enumerate(graph.inputs):
+        if not isinstance(v.spec, TensorSpec) or v.spec.shape is None:
+            continue
+        if framework_of(leaves[i]) is None:
+            continue
+        for d, s in enumerate(v.spec.shape):
+            if isinstance(s, int) and s >= 1 and (i, d) not in pinned:
+                groups.setdefault(s, []).append((i, d))
+    if not groups:
+        return graph
+
+    def attempt(sizes: dict[int, int]) -> Graph | None:
+        try:
+            new = list(leaves)
+            for size, new_size in sizes.items():
+                for i, d in groups[size]:
+                    new[i] = _resize(new[i], d, new_size)
+            args, kwargs = rebuild(new)
+        except Exception:  # an array ivytrace cannot resize (sparse, ...): no check
+            return None
+        with _quiet():
+            try:
+                return retrace(args, kwargs)
+            except Exception:
+                return None
+
+    blamed: dict[int, tuple[int, SourceLoc | None]] = {}
+    together = attempt({s: s + 1 for s in groups})
+    moved = None if together is None else _difference(graph, together)
+    if together is not None and moved is None:
+        return graph
+    if together is not None and len(groups) == 1:
+        (size,) = groups
+        blamed[size] = (size + 1, moved[1] if moved else None)
+    else:
+        for size in groups:
+            for other in (size + 1, size - 1):
+                if other < 2 and size > 1:
+                    continue
+                alone = attempt({size: other})
+                if alone is None:
+                    continue
+                diff = _difference(graph, alone)
+                if diff is not None:
+                    blamed[size] = (other, diff[1])
+                break
+        if together is not None and not blamed:  # only moving them together shows it
+            src = moved[1] if moved else None
+            blamed = {s: (s + 1, src) for s in groups}
+    if not blamed:
+        return graph
+    return _with_pins(graph, {s: (groups[s], *blamed[s]) for s in blamed}, fn)
+
+
+# ---------------------------------------------------------------- when to look
+def _reads_free_sizes(g: Graph) -> bool:
+    """Whether the trace handed Python an ``int`` computed from an input (a size, a count)."""
+    dep = {v.id for v in g.inputs}
+    for n in g.nodes:
+        if not any(v.id in dep for v in n.inputs()):
+            continue
+        dep.update(o.id for o in n.outputs)
+        if n.op.rsplit(".", 1)[-1] in _RANK_READS:
+            continue
+        if any(isinstance(o.spec, ScalarSpec) and o.spec.type == "int" for o in n.outputs):
+            return True
+    return False
+
+
+def _unused_size(g: Graph) -> bool:
+    """Whether the user's own code (not an installed library's) was handed an ``int``
+    computed from an input that nothing in the graph used: no node, guard or output read
+    it, nor a sibling of it (``x.shape[1]`` taken from ``x.shape``). The telltale of
+    ``range(x.shape[0])`` and ``rows[:n]``, whose count Python reads without a hook.
+    Library code (transformers reads sizes it drops all the time) and a size that also
+    reaches a graph op are not looked at (``check_sizes=True`` looks at every size)."""
+    used = {v.id for n in g.nodes for v in n.inputs()}
+    used |= {o.id for o in g.outputs if isinstance(o, Value)}
+    dep = {v.id for v in g.inputs}
+    for n in g.nodes:
+        if not any(v.id in dep for v in n.inputs()):
+            continue
+        dep.update(o.id for o in n.outputs)
+        if n.op.rsplit(".", 1)[-1] in _RANK_READS or any(o.id in used for o in n.outputs):
+            continue
+        if n.meta.source is None or _in_library(n.meta.source.file):
+            continue
+        if any(isinstance(o.spec, ScalarSpec) and o.spec.type == "int" for o in n.outputs):
+            return True
+    return False
+
+
+def _in_library(path: str) -> bool:
+    parts = path.replace("\\", "/").split("/")
+    return "site-packages" in parts or "dist-packages" in parts
+
+
+def _writes_state(g: Graph) -> bool:
+    """Whether tracing again would change something outside the call: an attribute write, or
+    an in-place update of a captured array or of one read from a module or object."""
+    producer = {o.id: n for n in g.nodes for o in n.outputs}
+    external = {e.value.id for e in g.externals}
+    for n in g.nodes:
+        if n.op == "ivytrace.setattr":
+            return True
+        for pos in n.meta.mutates:
+            target = n.args[pos] if pos < len(n.args) else None
+            while isinstance(target, Value) and target.id in producer:
+                p = producer[target.id]
+                target = p.args[0] if p.args else None
+            if isinstance(target, Const) or (isinstance(target, Value) and target.id in external):
+                return True
+    return False
+
+
+def _foreign_draws(g: Graph) -> bool:
+    """Random draws whose generator state cannot be put back (TensorFlow's, the frontend's)."""
+    return any(n.meta.generator and not n.op.startswith(("torch.", "numpy.")) for n in g.nodes)
+
+
+def _size_reads(g: Graph) -> dict[int, tuple[int, int]]:
+    """Value id -> (input index, dim) for every read of an input's size."""
+    where = {v.id: i for i, v in enumerate(g.inputs)}
+    out: dict[int, tuple[int, int]] = {}
+    for n in g.nodes:
+        x = n.args[0] if n.args else None
+        if not isinstance(x, Value) or x.id not in where or not isinstance(x.spec, TensorSpec):
+            continue
+        if x.spec.shape is None:
+            continue
+        i, rank, last = where[x.id], len(x.spec.shape), n.op.rsplit(".", 1)[-1]
+        if last == "shape" and len(n.outputs) == rank:
+            out.update({o.id: (i, d) for d, o in enumerate(n.outputs)})
+        elif last == "size" and len(n.args) == 2 and isinstance(n.args[1], int) and rank:
+            out[n.outputs[0].id] = (i, n.args[1] % rank)
+        elif last == "size" and len(n.args) == 1 and len(n.outputs) == rank:
+            out.update({o.id: (i, d) for d, o in enumerate(n.outputs)})
+        elif last in ("len", "__len__") and rank and len(n.outputs) == 1:
+            out[n.outputs[0].id] = (i, 0)
+    return out
+
+
+def _pinned_dims(g: Graph) -> set[tuple[int, int]]:
+    """Input dims a guard already holds to their traced size (``x.shape[1] == 4``, ``len(x)``
+    used by Python): not moved, their graph is already refused at another size."""
+    reads = _size_reads(g)
+    producer = {o.id: n for n in g.nodes for o in n.outputs}
+    pinned = set()
+    for n in g.nodes:
+        if n.op != "ivytrace.guard" or not n.args or not isinstance(n.args[0], Value):
+            continue
+        v = n.args[0]
+        if v.id in reads:
+            pinned.add(reads[v.id])
+            continue
+        p = producer.get(v.id)
+        if p is not None and p.op in ("operator.eq", "operator.ne") and len(p.args) == 2:
+            for a, b in (p.args, p.args[::-1]):
+                if isinstance(a, Value) and a.id in reads and type(b) is int:
+                    pinned.add(reads[a.id])
+    return pinned
+
+
+# ---------------------------------------------------------------- moving sizes
+def _resize(x: Any, dim: int, size: int) -> Any:
+    """``x`` with ``dim`` grown (its last slice repeated) or cut to ``size``."""
+    fw = framework_of(x)
+    n = x.shape[dim]
+    if fw == "torch":
+        import torch
+
+        with torch.no_grad():
+            if size > n:
+                extra = x.narrow(dim, n - 1, 1).expand(
+                    *[size - n if k == dim else -1 for k in range(x.dim())]
+                )
+                y = torch.cat([x.detach(), extra.detach()], dim)
+            else:
+                y = x.detach().narrow(dim, 0, size).clone()
+        if x.requires_grad and (y.is_floating_point() or y.is_complex()):
+            y.requires_grad_(True)
+        return y
+    a = to_numpy(x, fw)
+    idx = list(range(min(n, size))) + [n - 1] * max(0, size - n)
+    b = np.take(a, idx, axis=dim)
+    if fw == "numpy":
+        return b
+    spec = TensorSpec(fw, str(a.dtype), tuple(b.shape))
+    return from_numpy(b, spec)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """No prints, warnings or log records, and the random states put back afterwards."""
+    states = _random_states()
+    sink = io.StringIO()
+    before = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        with (
+            warnings.catch_warnings(),
+            contextlib.redirect_stdout(sink),
+            contextlib.redirect_stderr(sink),
+        ):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logging.disable(before)
+        _restore_random(states)
+
+
+def _random_states() -> dict[str, Any]:
+    states: dict[str, Any] = {"random": random.getstate(), "numpy": np.random.get_state()}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        states["torch"] = torch.random.get_rng_state()
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def _restore_random(states: dict[str, Any]) -> None:
+    random.setstate(states["random"])
+    np.random.set_state(states["numpy"])
+    torch = sys.modules.get("torch")
+    if "torch" in states and torch is not None:
+        torch.random.set_rng_state(states["torch"])
+    if "cuda" in states and torch is not None:
+        torch.cuda.set_rng_state_all(states["cuda"])
+
+
+# ---------------------------------------------------------------- comparing
+_NO_SOURCE: SourceLoc | None = None
+
+
+def _difference(a: Graph, b: Graph) -> tuple[int, SourceLoc | None] | None:
+    """``None`` when the two raw graphs are the same but for array shapes, else the index of
+    the first node that differs and the user's line that made it."""
+    na, nb = a.nodes, b.nodes
+    for k in range(max(len(na), len(nb))):
+        if k >= len(na):
+            return k, nb[k].meta.source
+        if k >= len(nb):
+            return k, na[k].meta.source
+        if not _same_node(na[k], nb[k]):
+            return k, na[k].meta.source or nb[k].meta.source
+    if a.out_tree != b.out_tree or not _same_arg(a.outputs, b.outputs):
+        return len(na), _NO_SOURCE
+    return None
+
+
+def _same_spec(a: Any, b: Any) -> bool:
+    if isinstance(a, TensorSpec) and isinstance(b, TensorSpec):
+        return (a.framework, a.dtype, len(a.shape)) == (b.framework, b.dtype, len(b.shape))
+    return a == b
+
+
+def _same_node(a: Node, b: Node) -> bool:
+    return (
+        a.op == b.op
+        and a.out_tree == b.out_tree
+        and len(a.outputs) == len(b.outputs)
+        and all(x.id == y.id and _same_spec(x.spec, y.spec) for x, y in zip(a.outputs, b.outputs))
+        and _same_arg(a.args, b.args)
+        and _same_arg(a.kwargs, b.kwargs)
+    )
+
+
+def _same_arg(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, Value):
+        return a.id == b.id
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(_same_arg(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_arg(a[k], b[k]) for k in a)
+    if isinstance(a, slice):
+        return _same_arg((a.start, a.stop, a.step), (b.start, b.stop, b.step))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
+
+# ---------------------------------------------------------------- pinning
+def _with_pins(
+    g: Graph, blamed: dict[int, tuple[list[tuple[int, int]], int, SourceLoc | None]], fn: Any
+) -> Graph:
+    """``g`` with, at its front, a shape read of each input concerned and one guard per
+    blamed dim."""
+    next_id = 1 + max(
+        [v.id for v in g.inputs]
+        + [e.value.id for e in g.externals]
+        + [o.id for n in g.nodes for o in n.outputs],
+        default=-1,
+    )
+    by_input: dict[int, list[tuple[int, int, int, SourceLoc | None]]] = {}
+    for size, (dims, other, src) in blamed.items():
+        for i, d in dims:
+            by_input.setdefault(i, []).append((d, size, other, src))
+    fallback = _function_source(fn)
+    nodes: list[Node] = []
+    for i in sorted(by_input):
+        x = g.inputs[i]
+        assert isinstance(x.spec, TensorSpec)
+        rank = len(x.spec.shape)
+        outs = tuple(Value(next_id + k, ScalarSpec("int")) for k in range(rank))
+        next_id += rank
+        op = _SHAPE_OPS.get(x.spec.framework, f"{x.spec.framework}.shape")
+        nodes.append(Node(op, (x,), (), outs, TreeDef("tuple", (TreeDef("leaf"),) * rank)))
+        name = g.input_names[i] if i < len(g.input_names) and g.input_names[i] else f"input{i}"
+        for d, size, other, src in sorted(by_input[i]):
+            why = _WHY.format(name=name, dim=d, size=size, other=other)
+            meta = NodeMeta(source=src or fallback, effect=True, note=why)
+            nodes.append(
+                Node("ivytrace.guard", (outs[d], size), (), (), TreeDef("tuple", ()), meta)
+            )
+    return g.replace(nodes=(*nodes, *g.nodes))
+
+
+def _function_source(fn: Any) -> SourceLoc | None:
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is None:
+        forward = getattr(fn, "forward", None)
+        code = getattr(getattr(forward, "__func__", forward), "__code__", None)
+    if code is None:
+        return None
+    import linecache
+
+    line = linecache.getline(code.co_filename, code.co_firstlineno).strip()
+    return SourceLoc(code.co_filename, code.co_firstlineno, code.co_name, line)
