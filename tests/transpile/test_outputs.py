@@ -56,12 +56,36 @@ class ConvNet(torch.nn.Module):
         return self.fc(y.mean(dim=(2, 3)))
 
 
+class Block(torch.nn.Module):
+    """A pre-norm transformer block: self-attention and an MLP, each with a residual."""
+
+    def __init__(self, dim=16, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = torch.nn.LayerNorm(dim)
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.proj = torch.nn.Linear(dim, dim)
+        self.norm2 = torch.nn.LayerNorm(dim)
+        self.fc1 = torch.nn.Linear(dim, 4 * dim)
+        self.fc2 = torch.nn.Linear(4 * dim, dim)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).chunk(3, dim=-1)
+        q, k, v = (t.reshape(b, n, self.heads, d // self.heads).transpose(1, 2) for t in (q, k, v))
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, n, d))
+        return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.norm2(x))))
+
+
 def _build(name: str) -> tuple[torch.nn.Module, tuple[int, ...], tuple[int, ...]]:
     """The model (eval mode, seeded weights, non-trivial running statistics), the shape it
     is traced on and a new shape (another batch size) it is run on."""
     torch.manual_seed(0)
     if name == "network":
         return Network().eval(), (2, 3), (5, 3)
+    if name == "block":  # a new batch size and sequence length
+        return Block().eval(), (2, 5, 16), (3, 7, 16)
     net = ConvNet().eval()
     with torch.no_grad():
         net.bn.running_mean.uniform_(-1, 1)
@@ -149,10 +173,10 @@ def _run_without_torch(out: Path, target: str, runs: dict[str, tuple]) -> dict:
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_packages_run_without_torch_on_new_inputs(tmp_path, target):
-    """Both models' packages import in a fresh process where torch cannot be imported and
+    """The models' packages import in a fresh process where torch cannot be imported and
     give torch's answer within 1e-4 on a batch size they were not traced with."""
     want, runs = {}, {}
-    for model in ("network", "conv_net"):
+    for model in ("network", "conv_net", "block"):
         net, pkg = _write(model, target, tmp_path)
         _, _, new = _build(model)
         x = torch.randn(*new)
@@ -210,7 +234,8 @@ def test_writing_twice_gives_the_same_bytes(tmp_path, target):
 
 
 @pytest.mark.parametrize(
-    ("model", "target"), list(itertools.product(("network", "conv_net"), ("tensorflow", "jax")))
+    ("model", "target"),
+    list(itertools.product(("network", "conv_net", "block"), ("tensorflow", "jax"))),
 )
 def test_generated_source_golden(tmp_path, model, target):
     pkg = _write(model, target, tmp_path)[1]
