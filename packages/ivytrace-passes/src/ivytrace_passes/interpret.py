@@ -40,13 +40,13 @@ from .rules import mutated_positions
 
 __all__ = ["call_node", "eval_arg", "interpret", "tree_leaves"]
 
+Env = Mapping[int, Any]
+"""Value id -> its runtime object."""
+Constants = Sequence[Constant]
+"""A graph's constants, by index."""
 
-def eval_arg(
-    arg: Arg,
-    env: Mapping[int, Any],
-    constants: Sequence[Constant],
-    allow: Allowlist = DEFAULT_ALLOWLIST,
-) -> Any:
+
+def eval_arg(arg: Arg, env: Env, constants: Constants, allow: Allowlist = DEFAULT_ALLOWLIST) -> Any:
     """The runtime object of an argument tree: values from ``env`` (by id), constants'
     data, symbols resolved under ``allow``, opaque objects unwrapped, literals as is."""
 
@@ -120,10 +120,7 @@ _RUN: Mapping[str, Callable[[Lowered, list[Any], dict[str, Any]], Any]] = Mappin
 
 
 def call_node(
-    node: Node,
-    env: Mapping[int, Any],
-    constants: Sequence[Constant],
-    allow: Allowlist = DEFAULT_ALLOWLIST,
+    node: Node, env: Env, constants: Constants, allow: Allowlist = DEFAULT_ALLOWLIST
 ) -> Any:
     """Run one node as the shared lowering (:func:`ivytrace_ir.lowering.lower`) says;
     returns what its callable returns (``None`` for write-backs and guards; the changed
