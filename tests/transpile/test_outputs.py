@@ -359,7 +359,20 @@ def test_output_dir_writes_on_translation_and_save_refuses_before_one(tmp_path):
         tn.save(tmp_path)
     net = Network().eval()
     ivy.transpile(net, target="numpy", args=(torch.randn(2, 3),), output_dir=tmp_path / "out")
-    assert (tmp_path / "out" / "network_numpy" / "model.py").is_file()
+    pkg = tmp_path / "out" / "network_numpy"
+    assert (pkg / "model.py").is_file() and (pkg / "weights.safetensors").is_file()
+    (pkg / "notes.txt").write_text("mine")
+    # a function written over it: the module's files it does not write go, others stay
+    ivy.transpile(mix, target="numpy", args=(torch.randn(2, 5), torch.randn(2, 3))).save(
+        tmp_path / "out", name="network_numpy"
+    )
+    assert sorted(p.name for p in pkg.iterdir()) == [
+        "README.md",
+        "__init__.py",
+        "constants.safetensors",
+        "model.py",
+        "notes.txt",
+    ]
 
 
 @pytest.mark.parametrize("model", ("network", "conv_net"))

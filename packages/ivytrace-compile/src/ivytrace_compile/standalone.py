@@ -65,6 +65,10 @@ class StandaloneSource:
     """The function's name."""
     imports: tuple[str, ...]
     """The import lines the function needs (also at the top of ``source``)."""
+    definitions: str
+    """``source`` after the imports: the helpers it needs (``_require``), then the function."""
+    parameters: str
+    """The function's parameter list as written (``params, x, /, *, mask``)."""
     constants: dict[str, Any] = field(default_factory=dict)
     """Key -> array for the constants too large for a literal (read as ``CONSTANTS[key]``)."""
 
@@ -273,8 +277,9 @@ class _StandaloneCodegen(_Codegen):
             lines.append("    " + s.text)
         imports = tuple(i for i in sort_imports(self.imports) if i)
         helpers = [h for text in self.helpers_text.values() for h in (*text.splitlines(), "", "")]
-        source = "\n".join([*sort_imports(imports), "", "", *helpers, *lines]) + "\n"
-        return StandaloneSource(source, fname, imports, dict(self.large))
+        definitions = "\n".join([*helpers, *lines]) + "\n"
+        source = "\n".join([*sort_imports(imports), "", ""]) + "\n" + definitions
+        return StandaloneSource(source, fname, imports, definitions, params, dict(self.large))
 
 
 def sort_imports(lines: Any) -> tuple[str, ...]:

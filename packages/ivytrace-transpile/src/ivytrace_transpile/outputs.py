@@ -54,6 +54,13 @@ __all__ = [
 DEFAULT_OUTPUT_DIR = "Translated_Outputs"
 """Where :meth:`TranslatedCallable.save` writes when given no directory (in the cwd)."""
 
+_PACKAGE_FILES = frozenset({
+    "model.py", "__init__.py", "README.md", "convert.py", "weights.safetensors",
+    "constants.safetensors",
+})  # fmt: skip
+"""Every file a package may have: the ones a new translation does not write are removed
+(nothing else in the folder is touched)."""
+
 _TARGET_MODULE = {"tensorflow": "tensorflow", "jax": "jax.numpy", "numpy": "numpy"}
 """Target -> the module whose ``asarray``/``constant`` makes its arrays from numpy."""
 
@@ -239,8 +246,7 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     src: StandaloneSource = generate_standalone(
         graph, DEFAULT_ALLOWLIST, name="forward", doc=f"{cls_name}.forward, translated from torch."
     )
-    sig = src.source.split("def forward(", 1)[1].split("):", 1)[0]
-    fn_text = src.source.split("\n\n\n", 1)[1]
+    sig, fn_text = src.parameters, src.definitions
     imports, preamble = _loader(target, is_module, bool(src.constants))
     imports += list(src.imports)
     body = [fn_text]
@@ -354,6 +360,8 @@ def write_package(translated: Any, directory: str | Path, name: str | None = Non
         raise TranspileError(f"package name {files.name!r} is not a Python identifier")
     out = Path(directory) / files.name
     out.mkdir(parents=True, exist_ok=True)
+    for stale in _PACKAGE_FILES - set(files.text) - set(files.arrays):
+        (out / stale).unlink(missing_ok=True)  # written for an earlier translation
     for fname, text in files.text.items():
         (out / fname).write_text(text, encoding="utf-8")
     for fname, arrays in files.arrays.items():
