@@ -2,9 +2,9 @@
 
 import pytest
 import torch
-from passes_support import args_tree, t
+from passes_support import args_tree, builder, t
 
-from ivytrace_ir import LEAF, GraphBuilder, NodeMeta, verify
+from ivytrace_ir import LEAF, NodeMeta, verify
 from ivytrace_passes import (
     BakeError,
     bake_generators,
@@ -19,8 +19,7 @@ GEN = NodeMeta(generator=True)
 def seeds_graph():
     """``a = torch.randint(0, 100, size=[1]); z = x * a; return z + torch.rand([1])``,
     with the draws made while 'tracing'."""
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (a,) = b.add_node("torch.randint", (0, 100), {"size": [1]}, (t(1, dtype="int64"),), meta=GEN)
     (z,) = b.add_node("torch.Tensor.__mul__", (x, a), out_specs=(t(3),))
     (r,) = b.add_node("torch.rand", ([1],), out_specs=(t(1),), meta=GEN)
@@ -51,8 +50,7 @@ def test_a_missing_draw_is_a_clear_error():
 
 
 def test_a_draw_changed_in_place_gets_a_fresh_copy_per_call():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (r,) = b.add_node("torch.rand", (3,), out_specs=(t(3),), meta=GEN)
     (r2,) = b.add_node("torch.Tensor.mul_", (r, x), out_specs=(t(3),), meta=NodeMeta(mutates=(0,)))
     g = b.build((r2,), LEAF, in_tree=args_tree(1))
@@ -67,8 +65,7 @@ def test_a_draw_changed_in_place_gets_a_fresh_copy_per_call():
 
 
 def test_an_in_place_draw_becomes_an_in_place_copy():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (e,) = b.add_node("torch.empty", (3,), out_specs=(t(3),))
     (u,) = b.add_node(
         "torch.Tensor.uniform_",
@@ -86,8 +83,7 @@ def test_an_in_place_draw_becomes_an_in_place_copy():
 
 
 def test_draws_that_read_the_inputs_stay():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (d,) = b.add_node(
         "torch.nn.functional.dropout", (x,), {"p": 0.5, "training": True}, (t(3),), meta=GEN
     )
@@ -98,8 +94,7 @@ def test_draws_that_read_the_inputs_stay():
 
 
 def test_pipeline_without_generators_then_caches_what_depends_on_draws_only():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (a,) = b.add_node("torch.randint", (0, 100, (1,)), out_specs=(t(1, dtype="int64"),), meta=GEN)
     (a2,) = b.add_node("torch.Tensor.__mul__", (a, 2), out_specs=(t(1, dtype="int64"),))
     (z,) = b.add_node("torch.Tensor.__mul__", (x, a2), out_specs=(t(3),))

@@ -4,7 +4,7 @@ torch tensors and numpy arrays, twice, before and after."""
 import numpy as np
 import pytest
 import torch
-from passes_support import args_tree, t
+from passes_support import args_tree, builder, t
 
 from ivytrace_ir import LEAF, GraphBuilder, NodeMeta, ScalarSpec, TreeDef, verify
 from ivytrace_passes import cache_arrays, interpret, prune
@@ -12,8 +12,7 @@ from ivytrace_passes import cache_arrays, interpret, prune
 
 def seeds_graph():
     """The seeds' array-caching example: ``z = x ** (a + b)`` with a = b = [2]."""
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (bb,) = b.add_node("torch.tensor", ([2],), out_specs=(t(1, dtype="int64"),))
     (a,) = b.add_node("torch.tensor", ([2],), out_specs=(t(1, dtype="int64"),))
     (s,) = b.add_node("torch.Tensor.__add__", (a, bb), out_specs=(t(1, dtype="int64"),))
@@ -42,8 +41,7 @@ def test_seeds_example_leaves_one_node_and_one_constant():
 
 def _mutated_constant_graph(effect):
     """``a = torch.zeros(3); a.add_(x); return a * 2``: ``a`` must be fresh each call."""
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (a,) = b.add_node("torch.zeros", (3,), out_specs=(t(3),))
     meta = NodeMeta(mutates=(0,), effect=effect)
     (a2,) = b.add_node("torch.Tensor.add_", (a, x), out_specs=(t(3),), meta=meta)
@@ -65,8 +63,7 @@ def test_a_constant_changed_in_place_is_not_cached(effect):
 
 def test_what_an_in_place_update_adds_is_cached():
     """``x.add_(torch.ones(3) * 2)``: the addend is read, never changed, so cacheable."""
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (o,) = b.add_node("torch.ones", (3,), out_specs=(t(3),))
     (c,) = b.add_node("torch.Tensor.__mul__", (o, 2.0), out_specs=(t(3),))
     meta = NodeMeta(mutates=(0,), effect=True)
@@ -82,8 +79,7 @@ def test_what_an_in_place_update_adds_is_cached():
 
 
 def test_a_view_read_after_an_update_through_another_view_is_not_cached():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(2), "x")
+    b, x = builder(x=t(2))
     (a,) = b.add_node("torch.zeros", (3,), out_specs=(t(3),))
     (s0,) = b.add_node("torch.sum", (a,), out_specs=(t(),))  # read before: cacheable
     (v,) = b.add_node("torch.Tensor.__getitem__", (a, slice(None, 2)), out_specs=(t(2),))
@@ -100,8 +96,7 @@ def test_a_view_read_after_an_update_through_another_view_is_not_cached():
 
 
 def test_ancestors_of_a_changed_value_are_not_cached():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (a,) = b.add_node("torch.ones", (3,), out_specs=(t(3),))
     (c,) = b.add_node("torch.Tensor.__add__", (a, 1.0), out_specs=(t(3),))
     (c2,) = b.add_node("torch.Tensor.mul_", (c, x), out_specs=(t(3),), meta=NodeMeta(mutates=(0,)))
@@ -116,8 +111,7 @@ def test_ancestors_of_a_changed_value_are_not_cached():
 def test_sharing_seen_at_pass_time_counts_as_a_view():
     """``numpy.require`` is in no view table, but hands back its argument: caught by
     looking at the arrays themselves."""
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3, dtype="float64", fw="numpy"), "x")
+    b, x = builder(x=t(3, dtype="float64", fw="numpy"))
     (a,) = b.add_node("numpy.zeros", (3,), out_specs=(t(3, dtype="float64", fw="numpy"),))
     (same,) = b.add_node("numpy.require", (a,), out_specs=(t(3, dtype="float64", fw="numpy"),))
     b.add_node("numpy.ndarray.__iadd__", (a, x), out_specs=(t(3, dtype="float64", fw="numpy"),))
@@ -150,8 +144,7 @@ def test_scalars_become_literals_and_numpy_arrays_constants():
 
 
 def test_random_draws_inputs_and_returned_arrays_are_not_cached():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (r,) = b.add_node("torch.rand", (3,), out_specs=(t(3),), meta=NodeMeta(generator=True))
     (r2,) = b.add_node("torch.randn", (3,), out_specs=(t(3),))  # not flagged: known by name
     (s,) = b.add_node("torch.Tensor.__add__", (r, r2), out_specs=(t(3),))
@@ -166,8 +159,7 @@ def test_random_draws_inputs_and_returned_arrays_are_not_cached():
 
 
 def test_a_node_that_fails_at_pass_time_stays_and_is_reported():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (a,) = b.add_node("torch.zeros", (3,), out_specs=(t(3),))
     (bad,) = b.add_node("torch.Tensor.reshape", (a, (2, 2)), out_specs=(t(2, 2),))
     (y,) = b.add_node("torch.Tensor.__add__", (x, a), out_specs=(t(3),))
@@ -182,8 +174,7 @@ def test_a_node_that_fails_at_pass_time_stays_and_is_reported():
 def test_setitem_on_a_fresh_constant_runs_each_call():
     """``mask = torch.ones(3); mask[1] = 0.0; return x * mask``: ``__setitem__`` returns
     nothing; its output is the new version of ``mask``."""
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (m,) = b.add_node("torch.ones", (3,), out_specs=(t(3),))
     (m2,) = b.add_node(
         "torch.Tensor.__setitem__", (m, 1, 0.0), out_specs=(t(3),), meta=NodeMeta(mutates=(0,))
@@ -202,9 +193,7 @@ def test_attribute_ops_and_methods_dispatch_on_the_runtime_type():
     """``torch.Tensor.shape`` names a property; ``jax.Array.reshape`` an abstract method:
     both are looked up on the argument, as the user's code did."""
     jnp = pytest.importorskip("jax.numpy")
-    b = GraphBuilder("fn")
-    x = b.add_input(t(6, fw="jax"), "x")
-    tx = b.add_input(t(2, 3), "tx")
+    b, x, tx = builder(x=t(6, fw="jax"), tx=t(2, 3))
     (c,) = b.add_node("jax.numpy.arange", (6.0,), out_specs=(t(6, fw="jax"),))
     (c2,) = b.add_node("jax.Array.reshape", (c, (2, 3)), out_specs=(t(2, 3, fw="jax"),))
     (y,) = b.add_node("jax.numpy.add", (x, 1.0), out_specs=(t(6, fw="jax"),))

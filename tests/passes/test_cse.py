@@ -1,7 +1,7 @@
 """cse: repeated pure calls merged, never across in-place updates."""
 
 import torch
-from passes_support import args_tree, t
+from passes_support import args_tree, builder, t
 
 from ivytrace_ir import LEAF, GraphBuilder, NodeMeta, TreeDef, verify
 from ivytrace_passes import cse, interpret
@@ -13,8 +13,7 @@ PAIR = TreeDef("tuple", (LEAF, LEAF))
 
 
 def test_repeated_pure_calls_are_merged_transitively():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (a,) = b.add_node("torch.Tensor.__add__", (x, 1.0), out_specs=(t(3),))
     (a2,) = b.add_node("torch.Tensor.__add__", (x, 1.0), out_specs=(t(3),))
     (s,) = b.add_node("torch.sum", (a,), {"dim": 0, "keepdim": True}, (t(1),))
@@ -30,9 +29,7 @@ def test_repeated_pure_calls_are_merged_transitively():
 
 
 def test_literals_of_different_types_are_different_calls():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(2, dtype="int64"), "x")
-    f = b.add_input(t(2), "f")
+    b, x, f = builder(x=t(2, dtype="int64"), f=t(2))
     (i,) = b.add_node("torch.Tensor.__add__", (x, 1), out_specs=(t(2, dtype="int64"),))
     (fl,) = b.add_node("torch.Tensor.__add__", (x, 1.0), out_specs=(t(2),))
     (z,) = b.add_node("torch.Tensor.__mul__", (f, 0.0), out_specs=(t(2),))
@@ -49,8 +46,7 @@ def test_literals_of_different_types_are_different_calls():
 def test_reads_of_a_view_before_and_after_an_in_place_update_are_not_merged():
     """``v = x.view(-1); a = v * 2; x.add_(1); b = v * 2``: same op, same argument ids,
     different contents."""
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (v,) = b.add_node("torch.Tensor.view", (x, -1), out_specs=(t(3),))
     (a,) = b.add_node("torch.Tensor.__mul__", (v, 2.0), out_specs=(t(3),))
     b.add_node("torch.Tensor.add_", (x, 1.0), out_specs=(t(3),), meta=INPLACE)
@@ -65,8 +61,7 @@ def test_reads_of_a_view_before_and_after_an_in_place_update_are_not_merged():
 
 def test_results_changed_in_place_are_not_merged():
     """``a = x + 1; b = x + 1; a.add_(1)``: merging would make ``b`` see the update."""
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     (a,) = b.add_node("torch.Tensor.__add__", (x, 1.0), out_specs=(t(3),))
     (a2,) = b.add_node("torch.Tensor.__add__", (x, 1.0), out_specs=(t(3),))
     (a3,) = b.add_node("torch.Tensor.add_", (a, 1.0), out_specs=(t(3),), meta=INPLACE)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 import torch
-from passes_support import args_tree, t
+from passes_support import args_tree, builder, t
 
 from ivytrace_ir import LEAF, GraphBuilder, Node
 from ivytrace_passes import (
@@ -22,9 +22,7 @@ from ivytrace_passes.rules import is_generator, is_view, mutated_args
 
 def seeds_graph():
     """Both seed examples at once: dead ``k = x * y`` and a cacheable ``a + b``."""
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
-    y = b.add_input(t(3), "y")
+    b, x, y = builder(x=t(3), y=t(3))
     (a,) = b.add_node("torch.tensor", ([2.0],), out_specs=(t(1),))
     (bb,) = b.add_node("torch.tensor", ([2.0],), out_specs=(t(1),))
     (s,) = b.add_node("torch.Tensor.__add__", (a, bb), out_specs=(t(1),))

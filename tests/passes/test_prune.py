@@ -4,11 +4,10 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from passes_support import args_tree, t
+from passes_support import args_tree, builder, t
 
 from ivytrace_ir import (
     LEAF,
-    GraphBuilder,
     GuardFailure,
     NodeMeta,
     ScalarSpec,
@@ -20,9 +19,7 @@ from ivytrace_passes import interpret, prune
 
 def seeds_graph():
     """The seeds' first example: ``k = x * y``, ``j``, ``sum_j`` do not reach ``z``."""
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
-    y = b.add_input(t(3), "y")
+    b, x, y = builder(x=t(3), y=t(3))
     (z,) = b.add_node("torch.Tensor.__pow__", (x, y), out_specs=(t(3),))
     b.add_node("torch.Tensor.__mul__", (x, y), out_specs=(t(3),))
     (j,) = b.add_node("torch.cat", ([x, z, y],), out_specs=(t(9),))
@@ -42,8 +39,7 @@ def test_prune_removes_the_seeds_dead_nodes():
 
 def test_prune_keeps_guards_write_backs_and_input_mutations():
     state = SimpleNamespace()
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     ext = b.add_external(state, "state")
     (n,) = b.add_node("torch.Tensor.size", (x, 0), out_specs=(ScalarSpec("int"),))
     b.add_node("ivytrace.guard", (n, 3), meta=NodeMeta(note="len(x) == 3"))
@@ -75,8 +71,7 @@ def test_prune_keeps_guards_write_backs_and_input_mutations():
 
 
 def test_prune_keeps_an_update_through_a_view_of_a_needed_value():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(2), "x")
+    b, x = builder(x=t(2))
     (a,) = b.add_node("torch.zeros", (3,), out_specs=(t(3),))
     (v,) = b.add_node("torch.Tensor.__getitem__", (a, slice(None, 2)), out_specs=(t(2),))
     b.add_node("torch.Tensor.add_", (v, x), out_specs=(t(2),), meta=NodeMeta(mutates=(0,)))
@@ -89,8 +84,7 @@ def test_prune_keeps_an_update_through_a_view_of_a_needed_value():
 
 
 def test_prune_removes_and_renumbers_constants():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     dead = b.add_constant(torch.ones(3), t(3), "dead")
     live = b.add_constant(torch.full((3,), 5.0), t(3), "live")
     b.add_node("torch.Tensor.__add__", (x, dead), out_specs=(t(3),))
@@ -104,8 +98,7 @@ def test_prune_removes_and_renumbers_constants():
 
 
 def test_prune_drops_unused_random_draws_and_keeps_used_ones():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     b.add_node("torch.rand", (3,), out_specs=(t(3),), meta=NodeMeta(generator=True))
     (r,) = b.add_node("torch.rand", (3,), out_specs=(t(3),), meta=NodeMeta(generator=True))
     (y,) = b.add_node("torch.Tensor.__add__", (x, r), out_specs=(t(3),))
@@ -114,8 +107,7 @@ def test_prune_drops_unused_random_draws_and_keeps_used_ones():
 
 
 def test_prune_is_idempotent_and_keeps_outputs_that_are_inputs():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     b.add_node("torch.Tensor.__neg__", (x,), out_specs=(t(3),))
     g = b.build((x, 3), TreeDef("tuple", (LEAF, LEAF)), in_tree=args_tree(1))
     once = prune(g)
@@ -124,8 +116,7 @@ def test_prune_is_idempotent_and_keeps_outputs_that_are_inputs():
 
 
 def test_guards_decided_by_literals_go_and_failing_ones_stay():
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     b.add_node("ivytrace.guard", (True, True))
     b.add_node("ivytrace.guard", (3, 3))
     b.add_node("ivytrace.guard", (1, True))  # 1 == True, but not the same decision

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from passes_support import args_tree, t
+from passes_support import args_tree, builder, t
 
 from ivytrace_ir import (
     LEAF,
@@ -23,8 +23,7 @@ WRITE = NodeMeta(effect=True)
 
 def stateful_graph(state):
     """``o.a = x; y = o.a + 1; r2 = o.b; r3 = o.b; o.c = y; o.c = y * 2; return y + r2 + r3``."""
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     o = b.add_external(state, "o")
     b.add_node("ivytrace.setattr", (o, "a", x), meta=WRITE)
     (ra,) = b.add_node("ivytrace.getattr", (o, "a"), out_specs=(t(3),))
@@ -70,8 +69,7 @@ def test_forwarding_merged_reads_and_dropped_writes():
 def test_aliased_objects_are_not_assumed_distinct():
     """``m1`` and ``m2`` are read from different attributes but are one object: a write
     through ``m2`` must be seen by the read through ``m1``."""
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     o = b.add_external(None, "o")
     (m1,) = b.add_node(
         "ivytrace.getattr", (o, "first"), out_specs=(ObjectSpec("types.SimpleNamespace"),)
@@ -172,8 +170,7 @@ def test_freeze_refuses_writes_to_externals_and_live_objects_handed_to_ops():
 
 def test_a_write_seen_through_a_modules_buffer_dict_is_kept():
     """``self.running = x`` lands in ``self._buffers``: reading the item observes it."""
-    b = GraphBuilder("fn")
-    x = b.add_input(t(3), "x")
+    b, x = builder(x=t(3))
     o = b.add_external(None, "self")
     b.add_node("ivytrace.setattr", (o, "running", x), meta=WRITE)
     (bufs,) = b.add_node(
@@ -203,8 +200,7 @@ def test_freeze_names_constants_like_a_state_dict():
     ``self._modules["layers"]._modules["0"]._parameters["weight"]``."""
     model = torch.nn.Module()
     model.layers = torch.nn.ModuleList([torch.nn.Linear(2, 2)])
-    b = GraphBuilder("fn")
-    x = b.add_input(t(2), "x")
+    b, x = builder(x=t(2))
     ref = b.add_external(model, "self")
     for name, kind in [
         ("_modules", "getattr"), ("layers", "getitem"), ("_modules", "getattr"),
