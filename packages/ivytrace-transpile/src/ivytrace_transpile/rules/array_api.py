@@ -93,20 +93,18 @@ def _ew(name: str, swap: bool = False) -> Callable[..., Any]:
 
 
 def _spellings(name: str) -> list[str]:
-    """``name`` and the other names its module binds the same function to (numpy 2's
-    ``acos`` is ``arccos``; the tracer records one of them)."""
-    import importlib
-
-    mod_name, _, attr = name.rpartition(".")
-    if mod_name not in ("numpy", "jax.numpy"):
+    """``name`` and the other names numpy binds the same function to (numpy 2's ``acos``
+    is ``arccos``, ``pow`` is ``power``; the tracer records one of them). ``jax.numpy``
+    follows numpy's names, so numpy's aliases are read for it too, without importing jax
+    (importing the rules imports no ML framework)."""
+    space, _, attr = name.rpartition(".")
+    if space not in ("numpy", "jax.numpy"):
         return [name]
-    try:
-        mod = importlib.import_module(mod_name)
-        obj = getattr(mod, attr)
-    except (ImportError, AttributeError):
+    obj = getattr(np, attr, None)
+    if obj is None:
         return [name]
-    same = [f"{mod_name}.{k}" for k, v in vars(mod).items() if v is obj and not k.startswith("_")]
-    return [name, *sorted(set(same) - {name})]
+    same = {k for k, v in vars(np).items() if v is obj and not k.startswith("_")}
+    return [name, *sorted(f"{space}.{k}" for k in same - {attr})]
 
 
 def _where(cx: RuleContext, cond: Any, *xy: Any) -> Any:
