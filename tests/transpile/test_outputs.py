@@ -348,8 +348,11 @@ def test_training_mode_is_refused_when_the_trace_depends_on_it(make):
     x = torch.randn(2, 3, 8, 8) if make is ConvNet else torch.randn(2, 3)
     with pytest.raises(ivy.TranspileError, match=r"training mode(.|\n)*call \.eval\(\)"):
         ivy.transpile(net, target="jax", args=(x,))
+    import jax.numpy as jnp
+
     tn = ivy.transpile(net.eval(), target="jax", args=(x,))
-    np.testing.assert_allclose(np.asarray(tn(x.numpy())), net(x).detach().numpy(), atol=1e-5)
+    got = np.asarray(tn(jnp.asarray(x.numpy())))
+    np.testing.assert_allclose(got, net(x).detach().numpy(), atol=1e-5)
 
 
 def test_output_dir_writes_on_translation_and_save_refuses_before_one(tmp_path):
