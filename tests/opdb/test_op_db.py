@@ -209,19 +209,8 @@ def test_lazy_graph_is_right_for_nearly_every_op_and_never_wrong(sweep):
     assert counts["right"] >= 0.97 * sum(counts.values()), text
 
 
-# Known, reported: the eager graph does not check that an array input is still an array
-# of the traced rank. A sample passing ``mask=None`` where the first passed a tensor is run
-# with ``None`` (masked.mean, masked.prod give another answer); a 0-d input where a 1-d one
-# was traced fails inside an in-place op (masked.logsumexp). LazyGraph keys its graphs by
-# rank and retraces. Listed so that a fix shows up (the test then asks to drop them).
-_EAGER_KNOWN = {"masked.mean": "wrong", "masked.prod": "wrong", "masked.logsumexp": "crash"}
-
-
 def test_eager_graph_is_never_wrong_and_never_crashes(sweep):
     results, text = sweep
-    eager = results["eager"]
-    still = {n: c for n, c in _EAGER_KNOWN.items() if eager.get(n, ("",))[0] == c}
-    assert still == _EAGER_KNOWN, f"fixed, drop from _EAGER_KNOWN: {set(_EAGER_KNOWN) - set(still)}"
-    counts = _counts({n: r for n, r in eager.items() if n not in _EAGER_KNOWN})
+    counts = _counts(results["eager"])
     assert counts["wrong"] == 0, text
     assert counts["crash"] == 0, text
