@@ -54,9 +54,9 @@ def test_share_translated_right(sweep, target):
     assert share >= FLOOR[target], f"{target}: {100 * share:.1f}% right, below the floor"
 
 
-FLOOR = {"tensorflow": 0.75, "jax": 0.76}
-"""Regression floors for the share translated right (the goal is 0.8); raise them as
-rules are added."""
+FLOOR = {"tensorflow": 0.83, "jax": 0.84}
+"""Regression floors for the share translated right, just under what the sweep measures
+(tensorflow 541/642 = 84.3%, jax 544/642 = 84.7%); raise them as rules are added."""
 
 
 def test_compare_catches_differences():
