@@ -970,30 +970,16 @@ class TensorFlowTarget(Target):
             y = self.pool(kind, tf.expand_dims(x, 2), (1, *kernel), (1, *stride),
                           [(0, 0), *pads], ())  # fmt: skip
             return tf.squeeze(y, [2])
-        if nd == 3:
-            xt = self.channels_last(x)
-            if any(p != (0, 0) for p in pads):
-                fill = float("-inf") if kind == "max" else 0.0
-                xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]], constant_values=fill)
-            if kind == "max":
-                y = tf.nn.max_pool3d(xt, list(kernel), list(stride), "VALID")
-            else:
-                y = tf.nn.avg_pool3d(xt, list(kernel), list(stride), "VALID") * float(
-                    kernel[0] * kernel[1] * kernel[2]
-                )
-            return self.channels_first(y)
-        if nd != 2:
+        if nd not in (2, 3):
             raise NotImplementedError(f"tensorflow pooling with {nd} spatial dims")
         xt = self.channels_last(x)
         if any(p != (0, 0) for p in pads):
             fill = float("-inf") if kind == "max" else 0.0
             xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]], constant_values=fill)
-        if kind == "max":
-            y = tf.nn.max_pool2d(xt, list(kernel), list(stride), "VALID")
-        else:
-            y = tf.nn.avg_pool2d(xt, list(kernel), list(stride), "VALID") * float(
-                kernel[0] * kernel[1]
-            )
+        native_pool = getattr(tf.nn, f"{'max' if kind == 'max' else 'avg'}_pool{nd}d")
+        y = native_pool(xt, list(kernel), list(stride), "VALID")
+        if kind != "max":  # a sum pool: the mean times the window size
+            y = y * float(math.prod(kernel))
         return self.channels_first(y)
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from ivytrace_ir import framework_of
+
 from .. import optable
 from ..translate import RuleContext
 from .table import RuleTable
@@ -46,10 +48,6 @@ def _both(*templates: str) -> list[str]:
     return [t.format(ns=ns, arr=arr) for ns, arr in _SPACES.values() for t in templates]
 
 
-def _is_array(x: Any) -> bool:
-    return not isinstance(x, bool | int | float | complex | str | type(None) | tuple | list)
-
-
 def _canonical(cx: RuleContext, dtype: Any) -> str:
     return cx.target.canonical_dtype(str(np.dtype(dtype)))
 
@@ -58,15 +56,15 @@ def _common(cx: RuleContext) -> str:
     """numpy's result type of the node's source arguments: arrays by dtype, Python numbers
     weakly (NEP 50: ``float32 + 1.0`` is float32), as numpy 2 and jax both promote."""
     items = [
-        a.dtype if _is_array(a) else a
+        a.dtype if framework_of(a) is not None else a
         for a in cx.ref_args
-        if _is_array(a) or isinstance(a, bool | int | float)
+        if framework_of(a) is not None or isinstance(a, bool | int | float)
     ]
     return _canonical(cx, np.result_type(*items))
 
 
 def _as(cx: RuleContext, x: Any, dtype: str) -> Any:
-    if _is_array(x):
+    if cx.target.is_array(x):
         return x if cx.dtype_of(x) == dtype else cx.target.cast(x, dtype)
     return cx.target.asarray(x, dtype)
 
@@ -111,7 +109,10 @@ def _where(cx: RuleContext, cond: Any, *xy: Any) -> Any:
     if len(xy) != 2:
         raise NotImplementedError("where with one argument (nonzero)")
     cond = _as(cx, cond, "bool")
-    dt = _canonical(cx, np.result_type(*[a.dtype if _is_array(a) else a for a in cx.ref_args[1:]]))
+    dt = _canonical(
+        cx,
+        np.result_type(*[a.dtype if framework_of(a) is not None else a for a in cx.ref_args[1:]]),
+    )
     return cx.target.where(cond, _as(cx, xy[0], dt), _as(cx, xy[1], dt))
 
 
@@ -247,13 +248,9 @@ def _transpose(cx: RuleContext, x: Any, *axes: Any) -> Any:
     return cx.target.transpose(x, [a % rank for a in perm])
 
 
-def _matrix_transpose(cx: RuleContext, x: Any) -> Any:
-    return _transpose(cx, x)
-
-
 _add(_both("{ns}.reshape", "{arr}.reshape"), _reshape)
 _add(_both("{ns}.transpose", "{arr}.transpose"), _transpose)
-_add(_both("{arr}.T"), _matrix_transpose)
+_add(_both("{arr}.T"), _transpose)  # .T reverses every axis, as transpose() does
 _add(
     _both("{ns}.expand_dims"),
     lambda cx, x, axis: cx.target.expand_dims(x, axis),
@@ -284,7 +281,7 @@ _add(_both("{arr}.astype"), _astype)
 
 def _getitem(cx: RuleContext, x: Any, key: Any) -> Any:
     keys = key if isinstance(key, tuple) else (key,)
-    if any(_is_array(k) or isinstance(k, list) for k in keys):
+    if any(cx.target.is_array(k) or isinstance(k, list) for k in keys):
         raise NotImplementedError("indexing with arrays")
     return cx.target.getitem(x, key)
 
@@ -300,7 +297,7 @@ def _matmul(cx: RuleContext, a: Any, b: Any, **kw: Any) -> Any:
 
 
 def _dot(cx: RuleContext, a: Any, b: Any, out: Any = None) -> Any:
-    if not (_is_array(a) and _is_array(b)) or len(cx.target.shape(b)) > 2:
+    if not (cx.target.is_array(a) and cx.target.is_array(b)) or len(cx.target.shape(b)) > 2:
         raise NotImplementedError("dot of a scalar, or with an operand of rank > 2")
     return _matmul(cx, a, b, out=out)
 
