@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from ivytrace_ir import (
+    ADAPTERS,
     Const,
     Graph,
     Node,
@@ -71,12 +72,6 @@ from ivytrace_ir import (
 __all__ = ["pin_baked_sizes"]
 
 _RANK_READS = frozenset({"dim", "ndim", "ndimension"})
-_SHAPE_OPS = {
-    "torch": "torch.Tensor.shape",
-    "numpy": "numpy.ndarray.shape",
-    "jax": "jax.Array.shape",
-    "tensorflow": "tensorflow.Tensor.shape",
-}
 _WHY = (
     "the graph's structure depends on size {name}.shape[{dim}]={size} (it changed when traced "
     "with {other}): a Python loop, slice or count over a size (range(n), seq[:n], divmod...), "
@@ -419,7 +414,7 @@ def _with_pins(
         rank = len(x.spec.shape)
         outs = tuple(Value(next_id + k, ScalarSpec("int")) for k in range(rank))
         next_id += rank
-        op = _SHAPE_OPS.get(x.spec.framework, f"{x.spec.framework}.shape")
+        op = f"{ADAPTERS[x.spec.framework].array_class}.shape"
         nodes.append(Node(op, (x,), (), outs, TreeDef("tuple", (TreeDef("leaf"),) * rank)))
         name = g.input_names[i] if i < len(g.input_names) and g.input_names[i] else f"input{i}"
         for d, size, other, src in sorted(by_input[i]):

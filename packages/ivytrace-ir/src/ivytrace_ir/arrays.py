@@ -77,6 +77,8 @@ class ArrayAdapter:
 
     framework: str
     """Framework name as used in specs."""
+    array_class: str
+    """The array class as op names spell it (``torch.Tensor.shape``, ``jax.Array.__add__``)."""
     module_prefixes: tuple[str, ...]
     """Prefixes of the array type's ``__module__`` that identify the framework."""
     to_numpy: Callable[[Any], np.ndarray]
@@ -87,16 +89,25 @@ class ArrayAdapter:
 
 ADAPTERS: MappingProxyType[str, ArrayAdapter] = MappingProxyType(
     {
-        "torch": ArrayAdapter("torch", ("torch",), _torch_to_numpy, _torch_from_numpy),
+        "torch": ArrayAdapter(
+            "torch", "torch.Tensor", ("torch",), _torch_to_numpy, _torch_from_numpy
+        ),
         "tensorflow": ArrayAdapter(
             "tensorflow",
+            "tensorflow.Tensor",
             ("tensorflow", "tf_keras", "keras"),
             lambda t: np.asarray(t.numpy() if hasattr(t, "numpy") else t),
             _tf_from_numpy,
         ),
-        "jax": ArrayAdapter("jax", ("jax", "jaxlib"), lambda t: np.asarray(t), _jax_from_numpy),
+        "jax": ArrayAdapter(
+            "jax", "jax.Array", ("jax", "jaxlib"), lambda t: np.asarray(t), _jax_from_numpy
+        ),
         "numpy": ArrayAdapter(
-            "numpy", ("numpy",), lambda t: np.asarray(t), lambda a, d: np.array(a, copy=True)
+            "numpy",
+            "numpy.ndarray",
+            ("numpy",),
+            lambda t: np.asarray(t),
+            lambda a, d: np.array(a, copy=True),
         ),
     }
 )

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ivytrace_ir import (
+    ADAPTERS,
     Const,
     Graph,
     Node,
@@ -79,7 +80,8 @@ def _pointwise_names() -> frozenset[str]:
         for b in ("tensorflow", "jax")
         for n in op.native_names(b)
     }
-    names.update(f"{cls}.__{d}__" for cls in ("tensorflow.Tensor", "jax.Array") for d in _DUNDERS)
+    classes = (ADAPTERS[fw].array_class for fw in ("tensorflow", "jax"))
+    names.update(f"{cls}.__{d}__" for cls in classes for d in _DUNDERS)
     names.update(f"tensorflow.{m}.{n}" for m in ("math", "nn") for n in _TF_UNARY_NAMES)
     names.update(("tensorflow.math.squared_difference", "tensorflow.cast"))
     return frozenset(names)

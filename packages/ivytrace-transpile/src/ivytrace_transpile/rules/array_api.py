@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ivytrace_ir import framework_of
+from ivytrace_ir import ADAPTERS, framework_of
 
 from .. import optable
 from ..translate import RuleContext
@@ -29,7 +29,9 @@ NUMPY_RULES = RuleTable("numpy")
 JAX_RULES = RuleTable("jax")
 """Op name -> rule, for code traced from jax (jax.numpy, jax.nn, jax.Array)."""
 
-_SPACES = {"numpy": ("numpy", "numpy.ndarray"), "jax": ("jax.numpy", "jax.Array")}
+_SPACES = {
+    fw: (ns, ADAPTERS[fw].array_class) for fw, ns in (("numpy", "numpy"), ("jax", "jax.numpy"))
+}
 """Source framework -> (its function namespace, its array class)."""
 _TABLES = {"numpy": NUMPY_RULES, "jax": JAX_RULES}
 
