@@ -612,6 +612,11 @@ class TensorFlowTarget(Target):
         d = tf.where(same, tf.zeros_like(m), -tf.math.abs(a - b))
         return m + tf.math.log1p(tf.math.exp(d))
 
+    def ew_relu6(self, x: Any) -> Any:
+        """``min(max(x, 0), 6)`` of a float array; its gradient is zero at 0 and 6, as
+        torch's (``tf.math.maximum`` passes all of it at a tie)."""
+        return self.tf.nn.relu6(x)
+
     def segment_reduce(self, kind: str, data: Any, ids: Any, num: int, dtype: str) -> Any:
         """TensorFlow's ``unsorted_segment_{sum,prod,max,min}``; empty segments hold the
         reduction's identity (the dtype's lowest/highest value for max/min)."""
@@ -995,6 +1000,11 @@ class _JaxTarget(ArrayNamespaceTarget):
         if not jax.config.jax_enable_x64:
             return _INT_DOWNCAST_32.get(dtype, dtype)
         return dtype
+
+    def ew_relu6(self, x: Any) -> Any:
+        """``min(max(x, 0), 6)`` of a float array; its gradient is zero at 0 and 6, as
+        torch's (``jnp.maximum`` passes half of it at a tie)."""
+        return native("jax.nn.relu6")(x)
 
     def channel_affine(self, x: Any, scale: Any, shift: Any) -> Any:
         if len(x.shape) <= 2:

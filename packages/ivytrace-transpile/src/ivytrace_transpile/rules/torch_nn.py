@@ -29,8 +29,14 @@ def _relu6(cx, x, inplace=False):
 
 @rule("torch.nn.functional.hardtanh", "torch.nn.functional.hardtanh_")
 def _hardtanh(cx, x, min_val=-1.0, max_val=1.0, inplace=False):
+    # torch's gradient is zero at either bound, as beyond it; maximum/minimum would pass
+    # half of it at a tie (jax) or all of it (tensorflow), and a bound is often hit
+    # exactly (a ReLU6 after a batch norm of a zero input)
     t, dt = cx.target, cx.out_dtype()
-    return t.ew("minimum", t.ew("maximum", x, t.asarray(min_val, dt)), t.asarray(max_val, dt))
+    if (min_val, max_val) == (0.0, 6.0) and dt.startswith(("float", "bfloat")) and t.has("relu6"):
+        return t.ew("relu6", x)  # the target's own (tf.nn.relu6, jax.nn.relu6)
+    lo, hi = t.asarray(min_val, dt), t.asarray(max_val, dt)
+    return t.where(t.ew("less_equal", x, lo), lo, t.where(t.ew("greater_equal", x, hi), hi, x))
 
 
 @rule("torch.nn.functional.leaky_relu", "torch.nn.functional.leaky_relu_")
