@@ -236,6 +236,13 @@ def _refuse_training_dependence(fn: Any, graph: Any) -> None:
         )
 
 
+def _is_meta_module(obj: Any) -> bool:
+    from .meta import has_meta_tensors
+
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.nn.Module) and has_meta_tensors(obj)
+
+
 def _is_torch_module_class(obj: type) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and issubclass(obj, torch.nn.Module)
@@ -338,6 +345,12 @@ def transpile(
     framework (see :meth:`TranslatedCallable.save`); by default nothing is written.
     A module in training mode is translated unless its trace depends on the mode (a
     dropout that draws, batch norm on batch statistics): then call ``.eval()`` first.
+
+    A module whose weights are on torch's meta device (a 7B config built under
+    ``torch.device("meta")``) has nothing to call: it needs example inputs, and gives a
+    :class:`~ivytrace_transpile.meta.MetaTranslation`, its package's source written to
+    ``output_dir`` (default ``Translated_Outputs``) without weights; its ``convert.py``
+    converts the real checkpoint shard by shard (see :mod:`ivytrace_transpile.meta`).
     """
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
@@ -370,6 +383,13 @@ def transpile(
     if not callable(obj):
         raise TypeError(
             f"transpile takes a function, module or class, not {type(obj).__qualname__}"
+        )
+    if src == "torch" and _is_meta_module(obj):  # no weights to call with: source only
+        from .meta import transpile_meta
+
+        out = DEFAULT_OUTPUT_DIR if output_dir is None else output_dir
+        return transpile_meta(
+            obj, target=target, args=args, kwargs=kwargs, output_dir=out, validate=validate
         )
     lazy = args is None and kwargs is None
     tc = TranslatedCallable(obj, target, src, lazy=lazy, validate=validate, output_dir=output_dir)

@@ -27,6 +27,8 @@ import dataclasses
 import inspect
 import itertools
 import re
+from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -293,16 +295,31 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     return PackageFiles(pkg, texts, files)
 
 
+KNOWN_LAYOUTS: ContextVar[Mapping[str, tuple[str, Any]] | None] = ContextVar(
+    "ivytrace_known_layouts", default=None
+)
+"""While a package is rendered for a module on the meta device (``meta.py``): the layouts
+found on stand-in weights, by key (a meta tensor has no values to compare). Context-local."""
+
+
 def _layouts(module: Any, arrays: dict[str, np.ndarray]) -> dict[str, tuple[str, Any]]:
     """How each stored weight differs from torch's array of the same key: ``("transpose",
     axes)``, ``("reshape", shape)``, or ``("unknown", None)`` where several axis orders give
     the same values (a weight of equal entries) or none does. Weights stored as torch holds
     them are left out. Found by comparing values: the translation folded the rearrangement
-    into the weight (``fold_params``) without recording it."""
+    into the weight (``fold_params``) without recording it; for a tensor on the meta device,
+    taken from :data:`KNOWN_LAYOUTS`. Two entries that are no key are for ``convert.py``:
+    ``"__dtypes__"`` (every weight's stored dtype) and ``"__not_saved__"`` (the buffers torch
+    leaves out of checkpoints, non-persistent: the package's own values are used)."""
     state = module.state_dict()
+    known = KNOWN_LAYOUTS.get() or {}
     out: dict[str, tuple[str, Any]] = {}
     for key, stored in arrays.items():
         if key not in state:
+            continue
+        if getattr(state[key], "is_meta", False):
+            if key in known:
+                out[key] = known[key]
             continue
         t = _numpy(state[key].detach())
         if t.shape == stored.shape and np.array_equal(t, stored):
@@ -318,12 +335,31 @@ def _layouts(module: Any, arrays: dict[str, np.ndarray]) -> dict[str, tuple[str,
             out[key] = ("reshape", tuple(stored.shape))
         else:
             out[key] = ("unknown", None)
+    unsaved = tuple(
+        k
+        for prefix, mod in module.named_modules()
+        for name in sorted(getattr(mod, "_non_persistent_buffers_set", ()))
+        if (k := f"{prefix}.{name}" if prefix else name) in arrays
+    )
+    out["__dtypes__"] = ("dtypes", {k: str(a.dtype) for k, a in arrays.items()})
+    out["__not_saved__"] = ("not_saved", unsaved)
     return out
 
 
 def _converter(layouts: dict[str, tuple[str, Any]]) -> str:
-    table = "\n".join(f"    {k!r}: ({kind!r}, {how!r})," for k, (kind, how) in layouts.items())
+    layouts = dict(layouts)
+    dtypes: dict[str, str] = layouts.pop("__dtypes__", ("dtypes", {}))[1]
+    unsaved: tuple[str, ...] = layouts.pop("__not_saved__", ("not_saved", ()))[1]
+    floats = [d for d in dtypes.values() if d in ("float16", "bfloat16", "float32", "float64")]
+    common = max(sorted(set(floats)), key=floats.count) if floats else "float32"
+    others = {k: d for k, d in dtypes.items() if d in floats and d != common}
+    table = "\n".join(
+        f"    {k!r}: ({kind!r}, {how!r})," for k, (kind, how) in layouts.items() if k not in unsaved
+    )
+    other_table = "".join(f"\n    {k!r}: {d!r}," for k, d in others.items())
     return f'''"""Torch checkpoints in this package's layout (no torch needed)."""
+
+import pathlib
 
 import numpy as np
 from safetensors.numpy import load_file, save_file
@@ -331,13 +367,34 @@ from safetensors.numpy import load_file, save_file
 LAYOUT = {{  # state_dict key -> how this package stores torch's array of that key
 {table}
 }}
+FLOAT = {common!r}  # the dtype floating-point weights are stored in (bfloat16 shards too)
+FLOAT_EXCEPTIONS = {{{other_table}
+}}  # keys stored in another floating-point dtype
+NOT_SAVED = {unsaved!r}  # buffers torch leaves out of checkpoints: this package's own values
+HERE = pathlib.Path(__file__).parent
 
 
-def from_torch(src, dst):
-    """Read safetensors file ``src`` in torch's layout (a checkpoint, or one shard of it)
-    and write ``dst`` in this package's layout; keys not listed are copied unchanged."""
+def _dtype(name):
+    if name == "bfloat16":  # numpy has no bfloat16: ml_dtypes (installed with jax/tensorflow)
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def _not_saved():
+    for name in ("weights.safetensors", "buffers.safetensors"):
+        if NOT_SAVED and (HERE / name).exists():
+            arrays = load_file(HERE / name)
+            return {{k: arrays[k] for k in NOT_SAVED}}
+    return {{}}
+
+
+def convert(arrays):
+    """Arrays by ``state_dict`` key in torch's layout -> the same in this package's layout
+    and dtypes; keys not listed in LAYOUT are kept as they are."""
     out = {{}}
-    for key, value in load_file(src).items():
+    for key, value in arrays.items():
         kind, how = LAYOUT.get(key, ("same", None))
         if kind == "transpose":
             value = value.transpose(how)
@@ -345,7 +402,24 @@ def from_torch(src, dst):
             value = value.reshape(how)
         elif kind == "unknown":
             raise ValueError(f"{{key}}: its layout here was not recorded; convert it by hand")
+        if value.dtype.kind == "f" or value.dtype.name == "bfloat16":
+            value = value.astype(_dtype(FLOAT_EXCEPTIONS.get(key, FLOAT)), copy=False)
         out[key] = np.ascontiguousarray(value)
+    return out
+
+
+def from_torch(src, dst):
+    """Read safetensors file ``src`` in torch's layout (a checkpoint, or one shard of it)
+    and write ``dst`` in this package's layout, with the buffers checkpoints leave out."""
+    save_file({{**convert(load_file(src)), **_not_saved()}}, dst)
+
+
+def merge(srcs, dst):
+    """Converted shards ``srcs`` (from ``from_torch``) -> one file ``dst`` holding every key
+    (what a loader that reads one file takes; it holds the whole model in memory)."""
+    out = {{}}
+    for src in srcs:
+        out.update(load_file(src))
     save_file(out, dst)
 '''
 
