@@ -345,16 +345,19 @@ def _where(cx, cond, a=None, b=None):
 
 @rule("torch.clamp", "torch.clip", "torch.Tensor.clamp", "torch.Tensor.clip")
 def _clamp(cx, x, min=None, max=None):
-    dt = cx.out_dtype()
+    # a number bound: torch's gradient is zero where x is at it, as beyond it (maximum and
+    # minimum would pass half of it at a tie in jax, all of it in tensorflow); an array
+    # bound: maximum / minimum, which split it at a tie as torch does (in jax)
+    t, dt = cx.target, cx.out_dtype()
     x = _cast_to(cx, x, dt)
-    if min is not None:
-        x = cx.target.ew(
-            "maximum", x, _cast_to(cx, min, dt) if _is_array(min) else cx.target.asarray(min, dt)
-        )
-    if max is not None:
-        x = cx.target.ew(
-            "minimum", x, _cast_to(cx, max, dt) if _is_array(max) else cx.target.asarray(max, dt)
-        )
+    for bound, kind, at in ((min, "maximum", "less_equal"), (max, "minimum", "greater_equal")):
+        if bound is None:
+            continue
+        if _is_array(bound):
+            x = t.ew(kind, x, _cast_to(cx, bound, dt))
+        else:
+            b = t.asarray(bound, dt)
+            x = t.where(t.ew(at, x, b), b, x)
     return x
 
 
