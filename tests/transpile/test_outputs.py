@@ -475,6 +475,45 @@ def test_gradients_in_the_target_match_torch_autograd(tmp_path, model, target):
     assert ratio <= 1, (worst, ratio)
 
 
+def _kinks(x):
+    f = torch.nn.functional
+    return torch.stack([
+        f.relu(x), f.relu6(x * 6), f.hardtanh(x, -0.5, 0.5), x.clamp(min=0.0), x.clamp(-0.5, 0.5)
+    ])  # fmt: skip
+
+
+@pytest.mark.parametrize("target", ("tensorflow", "jax"))
+def test_gradients_at_a_kink_are_torchs(target):
+    """relu, relu6, hardtanh and clamp by numbers pass no gradient where the input sits
+    exactly at a bound, as torch's do; maximum / minimum would pass half of it (jax) or
+    all of it (tensorflow). Real models meet such inputs: ResNet's and MobileNetV2's
+    activations after a batch norm of a zero input."""
+    x = torch.tensor([-1.0, -0.5, 0.0, 0.5, 1.0, 2.0])
+    fn = ivy.transpile(_kinks, target=target, args=(x,))
+    weight = torch.randn(5, 6, generator=torch.Generator().manual_seed(0))
+    xr = x.clone().requires_grad_()
+    out = _kinks(xr)
+    (out * weight).sum().backward()
+    out, weight = out.detach().numpy(), weight.numpy()
+    if target == "tensorflow":
+        import tensorflow as tf
+
+        xt = tf.constant(x.numpy())
+        with tf.GradientTape() as tape:
+            tape.watch(xt)
+            y = fn(xt)
+            loss = tf.reduce_sum(y * weight)
+        got = tape.gradient(loss, xt)
+    else:
+        import jax
+        import jax.numpy as jnp
+
+        y = fn(jnp.asarray(x.numpy()))
+        got = jax.grad(lambda a: jnp.sum(fn(a) * weight))(jnp.asarray(x.numpy()))
+    np.testing.assert_allclose(np.asarray(y), out, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(got), xr.grad.numpy(), atol=1e-6)
+
+
 class _WithDropout(torch.nn.Module):
     def __init__(self):
         super().__init__()
