@@ -33,7 +33,7 @@ from ivytrace_ir import (
     spec_of,
 )
 
-from .hints import SOURCE_HINT
+from .hints import SCOPE_HINT, SOURCE_HINT
 from .scalars import is_tracked_scalar, make_tracked, scalar_spec, tracked_value
 
 __all__ = ["IdentityMap", "Recorder", "TraceError"]
@@ -98,11 +98,24 @@ class Recorder:
     """Framework hooks giving an array the form under which calls on it are recorded (numpy:
     a view of a recording ndarray subclass); each returns other arrays unchanged."""
     frameworks: set[str] = field(default_factory=set)
+    module_calls: list[str] = field(default_factory=list)
+    """The module calls running now, outermost first (see ``NodeMeta.scope``): kept by the
+    torch interceptor's module hooks."""
+    module_args: dict[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict)
+    """Module call -> its array arguments, (forward's parameter name, spec) (see
+    :attr:`~.trace.TraceResult.module_args`)."""
     _guard_keys: set[Any] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.builder = GraphBuilder(self.name)
+        self.builder.current_scope = self.scope
         self._quiet = _NotRecording(self)
+
+    def scope(self) -> tuple[str, ...]:
+        """The ``NodeMeta.scope`` of a node recorded now: a :func:`~.hints.source_hint`'s, or
+        the module calls running."""
+        hint = SCOPE_HINT.get()
+        return hint if hint is not None else tuple(self.module_calls)
 
     # ------------------------------------------------------------ state
     @property

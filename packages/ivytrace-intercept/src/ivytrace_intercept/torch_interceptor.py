@@ -10,7 +10,9 @@ recorded.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
+import threading
 import types
 from typing import Any
 
@@ -147,6 +149,12 @@ class TorchInterceptor:
         self._op: str | None = None
         self._module_params: dict[int, tuple[Any, Value, tuple[str, ...], str, str]] = {}
         self._reads: dict[tuple[int, str, str], Value] = {}
+        self._paths: dict[Any, str] = {}
+        """Submodule of the traced module -> its attribute path (for ``NodeMeta.scope``)."""
+        self._calls: dict[str, int] = {}
+        """Path -> how many times that submodule was called so far."""
+        self._thread = threading.get_ident()
+        self._hooks: list[Any] = []
         rec.skip_dirs = (*rec.skip_dirs, os.path.dirname(torch.__file__))
         rec.arg_converters.append(self._convert_arg)
         rec.result_splitters.append(self._split_size)
@@ -160,21 +168,88 @@ class TorchInterceptor:
         self._made_mode.__enter__()
         try:
             self._mode.__enter__()
+            if self._paths:
+                self._hook_modules()
         except BaseException:
+            self._unhook_modules()
+            self._mode.__exit__(None, None, None)
             self._made_mode.__exit__(None, None, None)
             raise
         return self
 
     def __exit__(self, *exc: Any) -> None:
         try:
+            self._unhook_modules()
             self._mode.__exit__(*exc)
         finally:
             self._made_mode.__exit__(*exc)
 
+    # ---------------------------------------------------------------- module calls
+    def _hook_modules(self) -> None:
+        """Global module hooks that keep ``rec.module_calls`` while the traced module's
+        submodules run. torch's hooks are process-wide: each acts only for this trace's
+        thread and modules, and they are removed on exit."""
+        from torch.nn.modules import module as torch_module
+
+        self._thread = threading.get_ident()
+        self._hooks.append(torch_module.register_module_forward_pre_hook(self._enter_module))
+        self._hooks.append(
+            torch_module.register_module_forward_hook(
+                self._leave_module, with_kwargs=True, always_call=True
+            )
+        )
+
+    def _unhook_modules(self) -> None:
+        while self._hooks:
+            self._hooks.pop().remove()
+
+    def _module_frame(self, module: Any) -> str | None:
+        if threading.get_ident() != self._thread or not self.rec.recording:
+            return None
+        return self._paths.get(module)
+
+    def _enter_module(self, module: Any, args: Any) -> None:
+        path = self._module_frame(module)
+        if path is None:
+            return
+        k = self._calls.get(path, 0)
+        self._calls[path] = k + 1
+        self.rec.module_calls.append(f"{path}@{k}" if k else path)
+
+    def _leave_module(self, module: Any, args: Any, *rest: Any) -> None:
+        """``(module, args, kwargs, output)``; after a forward that raised, torch passes
+        ``(module, args, output)``: the call is only popped then."""
+        path = self._module_frame(module)
+        if path is not None and self.rec.module_calls:
+            frame = self.rec.module_calls.pop()
+            if len(rest) == 2:
+                with self.rec.not_recording():  # these shape reads are no call of the user's
+                    self.rec.module_args[frame] = self._array_args(module, args, rest[0])
+
+    def _array_args(self, module: Any, args: Any, kwargs: Any) -> tuple[tuple[str, Any], ...]:
+        """(forward's parameter name, spec) of each tensor the call was handed (a tuple's
+        items as ``name_0``, ``name_1``), in parameter order."""
+        try:
+            bound = inspect.signature(module.forward).bind(*args, **(kwargs or {}))
+        except (TypeError, ValueError):
+            return ()
+        out: list[tuple[str, Any]] = []
+        for name, value in bound.arguments.items():
+            items = [(name, value)]
+            if isinstance(value, tuple | list):
+                items = [(f"{name}_{i}", v) for i, v in enumerate(value)]
+            for n, v in items:
+                if isinstance(v, self.torch.Tensor):
+                    out.append((n, spec_of(v, "torch")))
+        return tuple(out)
+
     # ---------------------------------------------------------------- modules
     def bind_module(self, module: Any, owner: Value) -> None:
-        """Make ``module``'s parameters, buffers and tensor attributes readable from ``owner``."""
+        """Make ``module``'s parameters, buffers and tensor attributes readable from ``owner``.
+        The first module bound is the traced one: its submodules' calls are scopes."""
         torch = self.torch
+        if not self._paths:
+            self._paths = {sub: path for path, sub in module.named_modules() if path}
         for path, sub in module.named_modules(remove_duplicate=False):
             parts = tuple(path.split(".")) if path else ()
             for store in ("_parameters", "_buffers"):

@@ -9,7 +9,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ivytrace_ir import (
@@ -70,6 +70,9 @@ class TraceResult:
     """Generator output value id -> the value drawn while tracing."""
     output: Any
     """What the function returned while being traced."""
+    module_args: dict[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict)
+    """Module call (a ``NodeMeta.scope`` entry) -> the array arguments it was called with:
+    (name, spec), a forward parameter's name (``name_0``... for a tuple's items)."""
 
 
 def _normalise_paths(idxs: Any) -> list[tuple[Any, ...]]:
@@ -332,7 +335,7 @@ def trace(
             ).graph,
             check_sizes,
         )  # fmt: skip
-    return TraceResult(graph, dict(rec.drawn), output)
+    return TraceResult(graph, dict(rec.drawn), output, dict(rec.module_args))
 
 
 def _check_sizes(

@@ -63,6 +63,12 @@ def _int_tuple(v: Any) -> tuple[int, ...]:
     return tuple(v)
 
 
+def _str_tuple(v: Any) -> tuple[str, ...]:
+    if not (isinstance(v, list) and all(isinstance(i, str) for i in v)):
+        raise ValueError(f"bad list of strings {v!r}")
+    return tuple(v)
+
+
 def _source(v: Any) -> SourceLoc:
     if not (isinstance(v, list) and len(v) == 4 and isinstance(v[1], int)):
         raise ValueError(f"bad source location {v!r}")
@@ -74,6 +80,7 @@ META_CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "bool": (bool, bool),
     "str": (str, str),
     "tuple[int, ...]": (list, _int_tuple),
+    "tuple[str, ...]": (list, _str_tuple),
 }
 """A :class:`NodeMeta` field's declared type -> (encode, decode)."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +68,10 @@ class NodeMeta:
     """Positions of the arguments the op changes in place."""
     note: str = ""
     """Free text: why a guard exists, where a constant came from."""
+    scope: tuple[str, ...] = ()
+    """The module calls the node was recorded in, outermost first: one entry per call, the
+    module's attribute path from the traced module (``"encoder.layer.0"``), with ``@k`` for
+    its k-th call after the first (``"act@1"``). Empty outside any submodule."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +246,8 @@ class GraphBuilder:
         self.nodes: list[Node] = []
         self.constants: list[Constant] = []
         self.externals: list[External] = []
+        self.current_scope: Callable[[], tuple[str, ...]] | None = None
+        """Gives :attr:`NodeMeta.scope` to nodes added without one (set by the recorder)."""
 
     def new_value(self, spec: Spec) -> Value:
         """A fresh value with the next free id."""
@@ -283,8 +289,13 @@ class GraphBuilder:
         outs = tuple(self.new_value(s) for s in out_specs)
         if out_tree is None:
             out_tree = LEAF if len(outs) == 1 else TreeDef("tuple", (LEAF,) * len(outs))
+        meta = meta or NodeMeta()
+        if self.current_scope is not None and not meta.scope:
+            scope = self.current_scope()
+            if scope:
+                meta = dataclasses.replace(meta, scope=scope)
         self.nodes.append(
-            Node(op, tuple(args), tuple((kwargs or {}).items()), outs, out_tree, meta or NodeMeta())
+            Node(op, tuple(args), tuple((kwargs or {}).items()), outs, out_tree, meta)
         )
         return outs
 

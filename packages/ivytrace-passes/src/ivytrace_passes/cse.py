@@ -64,9 +64,14 @@ def _same_outputs(a: Node, b: Node) -> bool:
 
 
 @graph_pass
-def cse(graph: Graph) -> PassOutcome:
+def cse(graph: Graph, within_calls: bool = False) -> PassOutcome:
     """Merge repeated pure calls: a node with the same op and arguments as an earlier
     one reuses its results.
+
+    With ``within_calls`` only nodes of the same module call (``NodeMeta.scope``) are
+    merged, so that no value flows between calls that the model's code did not pass
+    (the transpiler writes one class per module from each call's nodes: a size that
+    two layers read from one tensor stays read in each).
 
     Never merged: random draws, effects, structural ops other than attribute reads,
     in-place updates, calls on live objects, calls whose results something changes in
@@ -90,6 +95,8 @@ def cse(graph: Graph) -> PassOutcome:
             nodes.append(node)
             continue
         k = _node_key(node)
+        if within_calls:
+            k = (node.meta.scope, k)
         first = table.get(k)
         if first is not None and _same_outputs(first, node):
             subst.update((v.id, w) for v, w in zip(node.outputs, first.outputs))

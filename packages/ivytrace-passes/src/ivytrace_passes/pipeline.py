@@ -108,12 +108,14 @@ def default_pipeline(
     array_caching: bool = True,
     include_generators: bool = True,
     drawn: Mapping[int, Any] | None = None,
+    within_calls: bool = False,
 ) -> list[PassEntry]:
     """The passes the tracer runs, as the seeds' flags choose them:
     ``rewrite_stateful``, ``bake_generators`` (unless ``include_generators``), ``cse``,
     ``cache_arrays`` (if ``array_caching``), ``prune``.
 
-    ``drawn`` (value id -> the array drawn while tracing) is needed to bake draws.
+    ``drawn`` (value id -> the array drawn while tracing) is needed to bake draws;
+    ``within_calls`` keeps ``cse`` within each module call (the transpiler's choice).
     """
     passes: list[PassEntry] = [rewrite_stateful]
     if not include_generators:
@@ -122,7 +124,7 @@ def default_pipeline(
                 "include_generators=False needs the values drawn while tracing (drawn=...)"
             )
         passes.append(bake_generators.bind(drawn))
-    passes.append(cse)
+    passes.append(cse.bind(within_calls=True) if within_calls else cse)
     if array_caching:
         passes.append(cache_arrays)
     passes.append(prune)
