@@ -122,6 +122,12 @@ class Target:
     array_types: tuple[type, ...] = ()
     """The target's array classes."""
 
+    def softmax(self, x: Any, axis: Any) -> Any:
+        """``exp(x - max) / sum`` over ``axis`` (an axis or a tuple of them)."""
+        m = self.reduce("max", x, axis, True)
+        e = self.ew("exp", x - m)
+        return e / self.reduce("sum", e, axis, True)
+
     def is_array(self, x: Any) -> bool:
         """Whether ``x`` is an array of this target, judged by its class alone (reading an
         attribute of an array while tracing would record a read)."""
@@ -405,6 +411,11 @@ class ArrayNamespaceTarget(Target):
         return self.xp.repeat(x, repeats, axis=axis)
 
     # reductions
+    def softmax(self, x: Any, axis: Any) -> Any:
+        if self.name == "jax":
+            return native("jax.nn.softmax")(x, axis=axis)
+        return super().softmax(x, axis)
+
     def reduce(self, kind: str, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
         fn = getattr(self.xp, {"max": "max", "min": "min"}.get(kind, kind))
         return fn(x, axis=_norm_axis(axis), keepdims=keepdims)
@@ -876,6 +887,15 @@ class TensorFlowTarget(Target):
     def repeat(self, x: Any, repeats: Any, axis: int) -> Any:
         return self.tf.repeat(x, repeats, axis=axis)
 
+    def ew_relu(self, x: Any) -> Any:
+        """``max(x, 0)`` of a float array."""
+        return self.tf.nn.relu(x)
+
+    def softmax(self, x: Any, axis: Any) -> Any:
+        if isinstance(axis, int):
+            return self.tf.nn.softmax(x, axis=axis)
+        return super().softmax(x, axis)
+
     def reduce(self, kind: str, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
         fn = getattr(self.tf.math, "reduce_" + kind)
         if isinstance(axis, tuple):
@@ -993,6 +1013,10 @@ class _JaxTarget(ArrayNamespaceTarget):
     transposes, as for TensorFlow, and the layout pass cancels the transposes. XLA on CPU
     convolves channels-last natively: NCHW dimension numbers cost a transpose in and out
     of every convolution inside XLA (measured: ResNet-50's convs 1.3-2.5x slower)."""
+
+    def ew_relu(self, x: Any) -> Any:
+        """``max(x, 0)`` of a float array."""
+        return native("jax.nn.relu")(x)
 
     def canonical_dtype(self, dtype: str) -> str:
         import jax

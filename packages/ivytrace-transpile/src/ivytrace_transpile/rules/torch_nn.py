@@ -19,7 +19,10 @@ rule = TORCH_RULES.register
 @rule("torch.nn.functional.relu", "torch.relu", "torch.Tensor.relu", "torch.nn.functional.relu_",
       "torch.relu_")  # fmt: skip
 def _relu(cx, x, inplace=False):
-    return cx.target.ew("maximum", x, cx.target.asarray(0, cx.out_dtype()))
+    t, dtype = cx.target, cx.out_dtype()
+    if dtype.startswith(("float", "bfloat")) and t.has("relu"):
+        return t.ew("relu", x)  # the target's own (tf.nn.relu, jax.nn.relu)
+    return t.ew("maximum", x, t.asarray(0, dtype))
 
 
 @rule("torch.nn.functional.relu6")
@@ -166,10 +169,7 @@ def _softmax(cx, x, dim=None, _stacklevel=3, dtype=None):
     x = _cast_to(cx, x, cx.out_dtype())
     if _rank(cx) == 0:
         return t.ew("exp", x - x)
-    ax = _softmax_dim(cx, dim)
-    m = t.reduce("max", x, ax, True)
-    e = t.ew("exp", x - m)
-    return e / t.reduce("sum", e, ax, True)
+    return t.softmax(x, _softmax_dim(cx, dim))
 
 
 @rule("torch.log_softmax", "torch.Tensor.log_softmax", "torch.nn.functional.log_softmax",
