@@ -14,6 +14,11 @@ nodes, inputs and outputs) with other answers to "how does the text reach this o
 - no ``try``/error hook and no ``del`` lines; a ``# <torch line>`` comment above each
   group of lines that came from one line of the user's code.
 
+A method of a generated class is written the same way, with three more answers: leading
+parameters (``self``), values read as given expressions (``self.weight``) instead of
+inputs, and nodes that call another generated function or layer (``self.fc1(x)``) by the
+text given for them instead of their op.
+
 Objects that only a live process has (an opaque object, an output class) cannot be
 written this way: a :class:`~ivytrace_compile.CompileError` says which.
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any
@@ -29,8 +35,10 @@ from typing import Any
 import numpy as np
 
 from ivytrace_ir import Allowlist, Graph, Node, OpNameError, Symbol, TreeDef, resolve, to_numpy
+from ivytrace_ir.lowering import Lowered
 
-from .codegen import _Codegen
+from ._runtime import LineInfo
+from .codegen import _Codegen, _src_comment
 from .errors import CompileError
 from .exprs import _LOW, _Expr
 
@@ -71,6 +79,10 @@ class StandaloneSource:
     """The function's parameter list as written (``params, x, /, *, mask``)."""
     constants: dict[str, Any] = field(default_factory=dict)
     """Key -> array for the constants too large for a literal (read as ``CONSTANTS[key]``)."""
+    function: str = ""
+    """The function's definition alone (``definitions`` without the helpers)."""
+    helpers: dict[str, str] = field(default_factory=dict)
+    """The module-level helpers the function calls (``_require``), name -> definition."""
 
 
 _REQUIRE = '''def _require(convert, expected, message, value):
@@ -91,8 +103,16 @@ class _StandaloneCodegen(_Codegen):
         *,
         constants_name: str,
         literal_limit: int,
+        leading: tuple[str, ...] = (),
+        preset: Mapping[int, str] | None = None,
+        callees: Mapping[int, tuple[str, tuple[str, ...]]] | None = None,
     ) -> None:
         super().__init__(graph, allow)
+        self.leading = leading
+        self.callees = dict(callees or {})
+        for n in leading:
+            self.names.claim(n)
+        self.var.update(preset or {})
         self.imports: dict[str, None] = {}
         self.large: dict[str, Any] = {}
         self.constants_name = constants_name
@@ -213,6 +233,25 @@ class _StandaloneCodegen(_Codegen):
             return str(dtype.type(v))  # the shortest text that gives the same value back
         return repr(v)
 
+    # ------------------------------------------------------------ calls of generated code
+    def signature(self) -> str:
+        own = super().signature()
+        return ", ".join([*self.leading, own] if own else self.leading)
+
+    def plan(self, i: int, node: Node) -> Lowered:
+        if i in self.callees:
+            return Lowered("call", self.callees[i][0])
+        return super().plan(i, node)
+
+    def _call_generated(self, i: int, node: Node) -> None:
+        """``outputs = <callee>(<leading texts>, args)``: a call of another generated
+        function or layer."""
+        fn, lead = self.callees[i]
+        args = self.call_args(node.args, node.kwargs)
+        text = f"{fn}({', '.join([*lead, args] if args else lead)})"
+        info = LineInfo("node", f"node [{i}] {fn}", "", i, node.op, node.meta.source)
+        self._assign(i, node, text, info, _src_comment(node))
+
     # ------------------------------------------------------------ statements
     def _check_static(self, tree: TreeDef, name: str, path: str) -> None:
         expected = "None" if tree.kind == "none" else self.arg(tree.value).text
@@ -226,6 +265,9 @@ class _StandaloneCodegen(_Codegen):
         """No per-call dtype/rank check of inputs: the code reads as written by hand."""
 
     def node(self, i: int, node: Node, plan: Any) -> None:
+        if i in self.callees:
+            self._call_generated(i, node)
+            return
         if plan.kind != "guard":
             super().node(i, node, plan)
             return
@@ -279,7 +321,16 @@ class _StandaloneCodegen(_Codegen):
         helpers = [h for text in self.helpers_text.values() for h in (*text.splitlines(), "", "")]
         definitions = "\n".join([*helpers, *lines]) + "\n"
         source = "\n".join([*sort_imports(imports), "", ""]) + "\n" + definitions
-        return StandaloneSource(source, fname, imports, definitions, params, dict(self.large))
+        return StandaloneSource(
+            source,
+            fname,
+            imports,
+            definitions,
+            params,
+            dict(self.large),
+            "\n".join(lines) + "\n",
+            dict(self.helpers_text),
+        )
 
 
 def sort_imports(lines: Any) -> tuple[str, ...]:
@@ -302,12 +353,28 @@ def generate_standalone(
     doc: str = "",
     constants_name: str = "CONSTANTS",
     literal_limit: int = LITERAL_LIMIT,
+    leading: tuple[str, ...] = (),
+    preset: Mapping[int, str] | None = None,
+    callees: Mapping[int, tuple[str, tuple[str, ...]]] | None = None,
 ) -> StandaloneSource:
     """``graph`` as a standalone module: the import lines, then one function ``name``
     (default: the graph's name) with docstring ``doc``. Constants above ``literal_limit``
     elements are read from a mapping ``constants_name`` the caller defines (returned in
-    :attr:`StandaloneSource.constants`)."""
+    :attr:`StandaloneSource.constants`).
+
+    For a method: ``leading`` parameters come before the graph's inputs (``("self",)``);
+    ``preset`` gives the text a value is read by instead of a name (value id ->
+    ``"self.weight"``: values read that way are neither inputs nor computed); ``callees``
+    gives the call for nodes that call generated code (node index -> the callable's text
+    and the texts of the arguments written before the node's own: ``("self.fc1", ())``,
+    ``("linear", ('params["fc1"]',))``; the node's op is then not resolved)."""
     cg = _StandaloneCodegen(
-        graph, allow, constants_name=constants_name, literal_limit=literal_limit
+        graph,
+        allow,
+        constants_name=constants_name,
+        literal_limit=literal_limit,
+        leading=leading,
+        preset=preset,
+        callees=callees,
     )
     return cg.run_standalone(name or graph.meta.name, doc)

@@ -10,6 +10,7 @@ callables.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import types
@@ -97,7 +98,9 @@ class TranslatedCallable:
         with _no_grad(self.source_framework):
             res = trace(self._fn, src_args, src_kwargs, name=self.__name__)
             _refuse_training_dependence(self._fn, res.graph)
-            graph = run_pipeline(res.graph, default_pipeline(array_caching=False, drawn=res.drawn))
+            graph = run_pipeline(
+                res.graph, default_pipeline(array_caching=False, drawn=res.drawn, within_calls=True)
+            )
             tr = translate_graph(
                 graph,
                 self.target,
@@ -106,6 +109,7 @@ class TranslatedCallable:
                 rules_for(self.source_framework),
                 validate=self.validate,
             )
+            tr = dataclasses.replace(tr, module_args=res.module_args)
         compiled = compile_graph(tr.graph)
         entry = (tr, compiled)
         self._entries[_signature(args, kwargs, self.target)] = entry

@@ -285,7 +285,7 @@ def optimize_transposes(graph: Graph) -> PassOutcome:
                             (),
                             (res,),
                             n.out_tree,
-                            NodeMeta(source=un.meta.source),
+                            NodeMeta(source=un.meta.source, scope=un.meta.scope),
                         ),
                     ]
                 if any(r is not None for _, r in plans):

@@ -44,6 +44,7 @@ from ivytrace_compile.standalone import (
 from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef, to_numpy
 
 from .errors import TranspileError
+from .modulegen import render_modules
 
 __all__ = [
     "DEFAULT_OUTPUT_DIR",
@@ -173,7 +174,7 @@ def _signature_call(sig: str) -> tuple[str, str]:
 
 
 def _header(cls_name: str, target: str) -> str:
-    return f'"""{cls_name}, translated from torch to {target} by ivytrace."""\n'
+    return f'"""{cls_name}, translated from torch to {target}."""\n'
 
 
 def _loader(target: str, has_weights: bool, has_constants: bool) -> tuple[list[str], list[str]]:
@@ -181,9 +182,9 @@ def _loader(target: str, has_weights: bool, has_constants: bool) -> tuple[list[s
     if not (has_weights or has_constants):
         return [], []
     imports = ["import pathlib", "from safetensors.numpy import load_file"]
-    lines = ["HERE = pathlib.Path(__file__).parent"]
+    lines = ["HERE = pathlib.Path(__file__).parent"] if has_constants else []
     if has_weights:
-        lines.append('WEIGHTS = HERE / "weights.safetensors"')
+        lines.append('WEIGHTS = pathlib.Path(__file__).with_name("weights.safetensors")')
     if has_constants:
         mod = _TARGET_MODULE[target]
         imp, alias = IMPORT_ALIASES[mod]
@@ -197,33 +198,25 @@ def _loader(target: str, has_weights: bool, has_constants: bool) -> tuple[list[s
     return imports, lines
 
 
-def _tf_layer(cls_name: str, sig: str, trainable: dict[str, bool]) -> str:
-    params, call = _signature_call(sig)
-    table = "\n".join(f"    {k!r}: {t!r}," for k, t in trainable.items())
-    return f'''
-TRAINABLE = {{  # state_dict key -> trainable (a parameter) or not (a buffer)
-{table}
-}}
+_KERAS_WEIGHTS = """
+def named_weights(obj, key=""):
+    \"\"\"[(torch state_dict key, variable)] of each weight of layer ``obj``.\"\"\"
+    if isinstance(obj, keras.layers.Layer):
+        items = [({name}, getattr(obj, n)) for n in obj.torch_names]
+    elif isinstance(obj, (list, dict)):
+        items = obj.items() if isinstance(obj, dict) else enumerate(obj)
+    else:
+        return [(key[:-1], obj)]
+    return [w for n, v in items if v is not None for w in named_weights(v, key + str(n) + ".")]
 
 
-class {cls_name}(keras.layers.Layer):
-    """The translated module: variables named by torch's state_dict keys."""
-
-    def __init__(self, weights=WEIGHTS, **kwargs):
-        super().__init__(**kwargs)
-        arrays = load_file(weights)
-        self.params = {{}}
-        for key, trainable in TRAINABLE.items():
-            value = arrays[key]
-            var = self.add_weight(
-                shape=value.shape, dtype=str(value.dtype), trainable=trainable, name=key
-            )
-            var.assign(value)
-            self.params[key] = var
-
-    def call(self, {params}):
-        return forward(self.params, {call})
-'''
+def load_weights(layer, path=WEIGHTS):
+    \"\"\"Load the weights in ``path`` (by torch key) into ``layer``.\"\"\"
+    arrays = load_file(path)
+    for key, var in named_weights(layer):
+        var.assign(arrays[key])
+"""
+"""The model.py functions that reach a Keras translation's weights by torch key."""
 
 
 def _params_loader(target: str) -> str:
@@ -231,8 +224,27 @@ def _params_loader(target: str) -> str:
     return f'''
 
 def load_params(path=WEIGHTS):
-    """The weights as a dict by torch's state_dict key (a pytree of {alias} arrays)."""
-    return {{k: {alias}.asarray(v) for k, v in sorted(load_file(path).items())}}
+    """The weights as a nested dict by torch attribute (a pytree of {alias} arrays):
+    ``state_dict`` key ``"a.b.weight"`` is ``params["a"]["b"]["weight"]``."""
+    params = {{}}
+    for key, value in sorted(load_file(path).items()):
+        *outer, last = key.split(".")
+        node = params
+        for part in outer:
+            node = node.setdefault(part, {{}})
+        node[last] = {alias}.asarray(value)
+    return params
+
+
+def state_dict(params, prefix=""):
+    """``params`` flattened back to torch's ``state_dict`` keys."""
+    out = {{}}
+    for key, value in params.items():
+        if isinstance(value, dict):
+            out.update(state_dict(value, f"{{prefix}}{{key}}."))
+        else:
+            out[prefix + key] = value
+    return out
 '''
 
 
@@ -245,25 +257,55 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     is_module = hasattr(translated._fn, "named_parameters")
     arrays, trainable = _state(translated) if is_module else ({}, {})
     graph = standalone_graph(tr.graph, tr.params, translated._fn, is_module)
-    src: StandaloneSource = generate_standalone(
-        graph, DEFAULT_ALLOWLIST, name="forward", doc=f"{cls_name}.forward, translated from torch."
-    )
-    sig, fn_text = src.parameters, src.definitions
-    imports, preamble = _loader(target, is_module, bool(src.constants))
-    imports += list(src.imports)
-    body = [fn_text]
-    if is_module and target == "tensorflow":
-        imports.append("import keras")
-        body.append(_tf_layer(cls_name, sig, {k: trainable.get(k, False) for k in arrays}))
-        exported = [cls_name, "forward"]
-        usage = f"layer = {cls_name}(); y = layer(x)"
-    elif is_module:
-        imp = IMPORT_ALIASES[_TARGET_MODULE[target]][0]
-        imports.append(imp)
-        body.append(_params_loader(target))
-        exported = ["forward", "load_params"]
-        usage = "params = load_params(); y = forward(params, x)"
+    if is_module:
+        layouts = _layouts(translated._fn, arrays)
+        args_tree, kw_tree = graph.in_tree.children
+        mods = render_modules(
+            graph,
+            list(tr.params),
+            translated._fn,
+            target,
+            arrays,
+            trainable,
+            TreeDef("tuple", (TreeDef("tuple", args_tree.children[1:]), kw_tree)),
+            graph.arg_names[1:],
+            graph.out_tree,
+            layouts,
+            tr.module_args,
+        )
+        constants = mods.constants
+        imports, preamble = _loader(target, True, bool(constants))
+        imports += list(mods.imports)
+        helpers = [h for text in mods.helpers.values() for h in (text, "")]
+        body = [*helpers, mods.definitions]
+        root = mods.root
+        if target == "tensorflow":
+            imports.append("import keras")
+            name_of = "n"
+            if mods.renamed:
+                table = "".join(f"    {k!r}: {v!r},\n" for k, v in sorted(mods.renamed.items()))
+                preamble.append(f"TORCH_NAMES = {{  # Python attribute -> torch's\n{table}}}")
+                name_of = "TORCH_NAMES.get(n, n)"
+            body.append(_KERAS_WEIGHTS.format(name=name_of))
+            exported = [root, "load_weights", "named_weights"]
+            usage = f"layer = {root}(); y = layer(x)"
+        else:
+            imports.append(IMPORT_ALIASES[_TARGET_MODULE[target]][0])
+            body.append(f"\n\nforward = {root}\n")
+            body.append(_params_loader(target))
+            exported = [root, "forward", "load_params", "state_dict"]
+            usage = "params = load_params(); y = forward(params, x)"
     else:
+        src: StandaloneSource = generate_standalone(
+            graph,
+            DEFAULT_ALLOWLIST,
+            name="forward",
+            doc=f"{cls_name}.forward, translated from torch.",
+        )
+        constants = src.constants
+        imports, preamble = _loader(target, False, bool(constants))
+        imports += list(src.imports)
+        body = [src.definitions]
         exported = ["forward"]
         usage = "y = forward(x)"
     text = "\n".join(
@@ -285,13 +327,13 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     texts = {"model.py": text, "__init__.py": init, "README.md": readme}
     files = {"weights.safetensors": arrays} if is_module else {}
     if is_module:
-        texts["convert.py"] = _converter(_layouts(translated._fn, arrays))
+        texts["convert.py"] = _converter(layouts)
         texts["README.md"] += (
             "\nA torch checkpoint (safetensors, one shard at a time) in this layout: "
             f"`from {pkg}.convert import from_torch; from_torch(shard, out)`.\n"
         )
-    if src.constants:
-        files["constants.safetensors"] = {k: _numpy(v) for k, v in src.constants.items()}
+    if constants:
+        files["constants.safetensors"] = {k: _numpy(v) for k, v in constants.items()}
     return PackageFiles(pkg, texts, files)
 
 

@@ -153,6 +153,9 @@ class Translation:
     """The target framework."""
     output: Any = field(default=None, repr=False)
     """What the translated run returned on the example inputs."""
+    module_args: dict[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict, repr=False)
+    """Module call -> the array arguments it was called with in the source trace, (name,
+    spec) (``TraceResult.module_args``): names for the written classes' parameters."""
 
 
 def _missing_rules(graph: Graph, rules: Mapping[str, Rule]) -> dict[str, list[Any]]:
@@ -362,7 +365,7 @@ def translate_graph(
                 continue
             t_args_n = [map_arg(a, lambda a: leaf_value(a, env)) for a in node.args]
             t_kw_n = {k: map_arg(v, lambda a: leaf_value(a, env)) for k, v in node.kwargs}
-            with source_hint(node.meta.source):
+            with source_hint(node.meta.source, node.meta.scope):
                 if node.op == "ivytrace.guard":
                     _guard(node, t_args_n[0], t_args_n[1])
                     continue
@@ -424,7 +427,9 @@ def translate_graph(
         bad = next((c for c in checks if not c.ok), None)
         if bad is not None:
             raise _validation_error(bad, target)
-    passes = default_pipeline(array_caching=True, include_generators=True, drawn=res.drawn)
+    passes = default_pipeline(
+        array_caching=True, include_generators=True, drawn=res.drawn, within_calls=True
+    )
     clean = run_pipeline(res.graph, passes)
     if target in ("tensorflow", "jax"):  # their rules write channels-last regions
         from .layout import optimize_transposes

@@ -1,0 +1,255 @@
+"""A translated module's graph split back into the torch module calls it came from.
+
+The tracer records, on every node, the submodule calls it ran inside
+(:attr:`ivytrace_ir.NodeMeta.scope`); the translated run keeps them on the target's
+nodes. :func:`module_calls` rebuilds the tree of calls from them, and
+:func:`call_graph` gives each call's own part of the graph as a graph of its own: the
+call's direct nodes, one node per child call (written as a call of the child's generated
+layer or function), the values it reads from outside as inputs and the values read after
+it as outputs. ``outputs.py`` writes one class (tensorflow) or function (jax, numpy) per
+torch module class from those graphs with the one standalone emitter.
+
+Containers (``Sequential``, ``ModuleList``, ``ModuleDict``) are not classes of their own:
+their children become list (or dict) entries of the module holding them, as a port by
+hand writes them, and a ``Sequential``'s call is its children's calls.
+
+A child call whose nodes interleave with its parent's (the parent uses one of its results
+before the child is done: possible after common subexpressions were merged across calls)
+cannot be one call: it is dissolved into its parent, whose body then reads the child's
+weights through the child (``self.fc1.weight``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from ivytrace_compile._naming import sanitize
+from ivytrace_ir import LEAF, Graph, Node, TensorSpec, TreeDef, Value, iter_arg_leaves
+
+__all__ = ["ModuleCall", "call_graph", "is_container", "module_calls", "under"]
+
+_CONTAINERS = ("Sequential", "ModuleList", "ModuleDict")
+"""torch.nn classes that only hold modules (see the module docstring)."""
+
+
+def is_container(module: Any) -> bool:
+    """Whether ``module`` is a ``torch.nn`` container (written as a list or dict)."""
+    torch_nn = type(module).__module__.startswith("torch.nn")
+    return torch_nn and type(module).__name__ in _CONTAINERS
+
+
+def under(key: str, path: str) -> bool:
+    """Whether ``state_dict`` key or attribute path ``key`` lies inside module ``path``."""
+    return not path or key.startswith(path + ".")
+
+
+def frame_path(frame: str) -> str:
+    """``"encoder.layer.0@1"`` -> ``"encoder.layer.0"``."""
+    return frame.split("@", 1)[0]
+
+
+@dataclass(eq=False)
+class ModuleCall:
+    """One call of a submodule (or the root's own call) and the nodes it ran."""
+
+    frame: str
+    """``NodeMeta.scope`` entry (``"fc1"``, ``"act@1"``); ``""`` for the root call."""
+    module: Any
+    """The torch module called."""
+    nodes: list[int] = field(default_factory=list)
+    """Indices of the nodes recorded directly in this call (not in a child's)."""
+    children: list[ModuleCall] = field(default_factory=list)
+    """The child calls, in the order they began."""
+
+    @property
+    def path(self) -> str:
+        """The module's attribute path from the root (``""`` for the root)."""
+        return frame_path(self.frame)
+
+    def all_nodes(self) -> list[int]:
+        """Every node of this call and its children, in graph order."""
+        out = list(self.nodes)
+        for c in self.children:
+            out += c.all_nodes()
+        return sorted(out)
+
+    def last(self) -> int:
+        """The index of the last node of the call."""
+        return max(self.all_nodes())
+
+
+def module_calls(graph: Graph, root: Any) -> ModuleCall:
+    """The tree of module calls of ``graph``, translated from torch module ``root``."""
+    modules = dict(root.named_modules())
+    top = ModuleCall("", root)
+    made: dict[tuple[str, ...], ModuleCall] = {(): top}
+    for i, node in enumerate(node for node in graph.nodes):
+        call, key = top, ()
+        for frame in node.meta.scope:
+            module = modules.get(frame_path(frame))
+            if module is None or is_container(module):
+                continue
+            key = (*key, frame)
+            child = made.get(key)
+            if child is None:
+                child = made[key] = ModuleCall(frame, module)
+                call.children.append(child)
+            call = child
+        call.nodes.append(i)
+    return top
+
+
+def dissolve(call: ModuleCall, child: ModuleCall) -> None:
+    """Make ``child``'s nodes and children ``call``'s own."""
+    at = call.children.index(child)
+    call.children[at : at + 1] = child.children
+    call.nodes = sorted(call.nodes + child.nodes)
+
+
+@dataclass(frozen=True)
+class CallBoundary:
+    """What one call reads from outside and hands back."""
+
+    inputs: tuple[Value, ...]
+    """Values the call reads that it does not make, in first-read order; parameters inside
+    the call's own module are not inputs (it reads them as its own weights)."""
+    outputs: tuple[Value, ...]
+    """Values the call makes that are read after it (or returned), in the order made."""
+    keywords: tuple[str, ...] = ()
+    """Names for the inputs that are not arrays (sizes read in the parent), which are
+    passed by keyword (Keras takes only arrays positionally); they are the last inputs."""
+
+
+def boundary(
+    graph: Graph, call: ModuleCall, param_keys: dict[int, str], after: set[int]
+) -> CallBoundary:
+    """``call``'s inputs and outputs; ``after`` holds the ids of values read outside it."""
+    nodes = call.all_nodes()
+    made: dict[int, Value] = {}
+    for i in nodes:
+        for o in graph.nodes[i].outputs:
+            made[o.id] = o
+    reads: dict[int, Value] = {}
+    for i in nodes:
+        for v in graph.nodes[i].inputs():
+            if v.id in made or v.id in reads:
+                continue
+            key = param_keys.get(v.id)
+            if key is not None and under(key, call.path):
+                continue
+            reads[v.id] = v
+    outputs = tuple(v for vid, v in made.items() if vid in after)
+    arrays = [v for v in reads.values() if isinstance(v.spec, TensorSpec)]
+    others = [v for v in reads.values() if not isinstance(v.spec, TensorSpec)]
+    producer = {o.id: n for n in graph.nodes for o in n.outputs}
+    keywords: list[str] = []
+    for v in others:
+        made_by = producer.get(v.id)
+        base = sanitize(made_by.op.rsplit(".", 1)[-1], "v") if made_by is not None else "v"
+        name, k = base, 0
+        while name in keywords:
+            k += 1
+            name = f"{base}_{k}"
+        keywords.append(name)
+    return CallBoundary((*arrays, *others), outputs, tuple(keywords))
+
+
+def _reads_outside(graph: Graph, inside: set[int]) -> set[int]:
+    out = {v.id for i, n in enumerate(graph.nodes) if i not in inside for v in n.inputs()}
+    out |= {o.id for o in iter_arg_leaves(graph.outputs) if isinstance(o, Value)}
+    return out
+
+
+def boundaries(graph: Graph, call: ModuleCall, param_keys: dict[int, str]) -> dict[int, Any]:
+    """Each child call's boundary, by ``id`` of the child's :class:`ModuleCall` object,
+    after dissolving the children that interleave with ``call``'s other items (repeated
+    until none does)."""
+    while True:
+        found = {}
+        for child in call.children:
+            inside = set(child.all_nodes())
+            found[id(child)] = boundary(graph, child, param_keys, _reads_outside(graph, inside))
+        bad = _interleaved(graph, call, found)
+        if bad is None:
+            return found
+        dissolve(call, bad)
+
+
+def _interleaved(graph: Graph, call: ModuleCall, found: dict[int, Any]) -> ModuleCall | None:
+    """The first child whose results are read before the child's last node (so it cannot
+    be written as one call placed there), or None."""
+    maker: dict[int, ModuleCall] = {}
+    for child in call.children:
+        for v in found[id(child)].outputs:
+            maker[v.id] = child
+    for at, child_or_node in _items(call):
+        reads = (
+            found[id(child_or_node)].inputs
+            if isinstance(child_or_node, ModuleCall)
+            else tuple(graph.nodes[child_or_node].inputs())
+        )
+        for v in reads:
+            m = maker.get(v.id)
+            if m is not None and m is not child_or_node and m.last() > at:
+                return m
+    return None
+
+
+def _items(call: ModuleCall) -> list[tuple[int, Any]]:
+    """The call's direct nodes and child calls, each at its (last) node's position."""
+    items: list[tuple[int, Any]] = [(i, i) for i in call.nodes]
+    items += [(c.last(), c) for c in call.children]
+    return sorted(items, key=lambda t: t[0])
+
+
+def call_graph(
+    graph: Graph,
+    call: ModuleCall,
+    inputs: tuple[Value, ...],
+    outputs: tuple[Any, ...],
+    out_tree: TreeDef | None,
+    found: dict[int, CallBoundary],
+    names: tuple[str, ...],
+    keywords: tuple[str, ...] = (),
+) -> tuple[Graph, dict[int, ModuleCall]]:
+    """``call``'s own graph: its direct nodes, and one node per child call (its op
+    ``call.<attribute>``; the second result maps those nodes' indices to the children).
+    ``inputs`` become the graph's inputs: positional ones named ``names``, then keyword
+    ones named ``keywords``."""
+    nodes: list[Node] = []
+    children: dict[int, ModuleCall] = {}
+    for _, item in _items(call):
+        if isinstance(item, ModuleCall):
+            b = found[id(item)]
+            tree = LEAF if len(b.outputs) == 1 else TreeDef("tuple", (LEAF,) * len(b.outputs))
+            children[len(nodes)] = item
+            attr = item.path.rsplit(".", 1)[-1] if item.path else "call"
+            scope = graph.nodes[item.last()].meta.scope
+            meta = dataclasses.replace(graph.nodes[min(item.all_nodes())].meta, scope=scope)
+            n_pos = len(b.inputs) - len(b.keywords)
+            kwargs = tuple(zip(b.keywords, b.inputs[n_pos:], strict=True))
+            nodes.append(Node(f"call.{attr}", b.inputs[:n_pos], kwargs, b.outputs, tree, meta))
+        else:
+            nodes.append(graph.nodes[item])
+    if out_tree is None:
+        out_tree = LEAF if len(outputs) == 1 else TreeDef("tuple", (LEAF,) * len(outputs))
+    n_pos = len(inputs) - len(keywords)
+    in_tree = TreeDef(
+        "tuple",
+        (
+            TreeDef("tuple", (LEAF,) * n_pos),
+            TreeDef("dict", (LEAF,) * len(keywords), keys=keywords),
+        ),
+    )
+    sub = graph.replace(
+        inputs=tuple(inputs),
+        nodes=tuple(nodes),
+        outputs=tuple(outputs),
+        in_tree=in_tree,
+        out_tree=out_tree,
+        input_names=names,
+        arg_names=names,
+    )
+    return sub, children
