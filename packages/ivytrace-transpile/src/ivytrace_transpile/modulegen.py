@@ -49,7 +49,7 @@ from .structure import (
     under,
 )
 
-__all__ = ["ModuleSource", "render_modules"]
+__all__ = ["ModuleJob", "ModuleSource", "render_modules"]
 
 
 @dataclass
@@ -68,6 +68,35 @@ class ModuleSource:
     """Module-level helper functions (``_require``)."""
     renamed: dict[str, str] = field(default_factory=dict)
     """Python attribute -> torch attribute, where the torch name is taken by Keras."""
+
+
+@dataclass(frozen=True)
+class ModuleJob:
+    """What :func:`render_modules` writes from."""
+
+    graph: Graph
+    """The translated graph: its first ``len(keys)`` inputs are the weights, the others the
+    user's inputs."""
+    keys: list[str]
+    """The ``state_dict`` keys of the weight inputs, in input order."""
+    root: Any
+    """The torch module translated."""
+    target: str
+    """``"tensorflow"``, ``"jax"`` or ``"numpy"``."""
+    arrays: dict[str, np.ndarray]
+    """Every weight by key, in the target's layout."""
+    trainable: dict[str, bool]
+    """Key -> whether it is a parameter (else a buffer)."""
+    in_tree: TreeDef
+    """The user's inputs' tree (the root call's signature)."""
+    arg_names: tuple[str, ...]
+    """The user's positional inputs' names."""
+    out_tree: TreeDef
+    """The root call's output tree."""
+    layouts: dict[str, tuple[str, Any]]
+    """How a stored weight differs from torch's (``("transpose", axes)``; left out: same)."""
+    module_args: dict[str, Any] = field(default_factory=dict)
+    """Module call -> its array arguments' names and specs (``Translation.module_args``)."""
 
 
 def _literal(value: Any) -> bool:
@@ -133,31 +162,11 @@ def _snake(name: str) -> str:
 class _Writer:
     """Writes the classes or functions for one translated module."""
 
-    def __init__(
-        self,
-        graph: Graph,
-        keys: list[str],
-        root: Any,
-        target: str,
-        arrays: dict[str, np.ndarray],
-        trainable: dict[str, bool],
-        in_tree: TreeDef,
-        arg_names: tuple[str, ...],
-        out_tree: TreeDef,
-        layouts: dict[str, tuple[str, Any]],
-        module_args: dict[str, Any],
-    ) -> None:
+    def __init__(self, job: ModuleJob) -> None:
+        self.job = job
+        graph, keys, root = job.graph, job.keys, job.root
         self.g = graph
-        self.module_args = module_args
-        self.layouts = layouts
-        self.root = root
-        self.target = target
-        self.keras = target == "tensorflow"
-        self.arrays = arrays
-        self.trainable = trainable
-        self.in_tree = in_tree
-        self.arg_names = arg_names
-        self.out_tree = out_tree
+        self.keras = job.target == "tensorflow"
         self.param_keys = {graph.inputs[k].id: key for k, key in enumerate(keys)}
         self.n_params = len(keys)
         self.paths = {m: p for p, m in root.named_modules()}
@@ -214,7 +223,7 @@ class _Writer:
         of the same shape (``TraceResult.module_args``; among several of one shape, in
         parameter order), else ``x``, ``x_1``... An input the layout pass left transposed
         matches no parameter and is named ``x``."""
-        recorded = list(self.module_args.get(call.frame, ()))
+        recorded = list(self.job.module_args.get(call.frame, ()))
         used: set[int] = set()
         names = []
         for i, v in enumerate(inputs):
@@ -251,14 +260,14 @@ class _Writer:
         children are written already (``found``: their boundaries)."""
         if b is None:  # the root call: the graph's own inputs and outputs
             inputs = self.g.inputs[self.n_params :]
-            outputs, out_tree, names = self.g.outputs, self.out_tree, self.arg_names
+            outputs, out_tree, names = self.g.outputs, self.job.out_tree, self.job.arg_names
         else:
             inputs, outputs, out_tree = b.inputs, b.outputs, None
             names = self.input_names(call, inputs[: len(inputs) - len(b.keywords)])
         keywords = b.keywords if b is not None else ()
         sub, children = call_graph(self.g, call, inputs, outputs, out_tree, found, names, keywords)
         if b is None:
-            sub = sub.replace(in_tree=self.in_tree)
+            sub = sub.replace(in_tree=self.job.in_tree)
         own = _source_span(type(call.module))
         sub = sub.replace(nodes=tuple(_own_source(n, own) for n in sub.nodes))
         base = "self" if self.keras else "params"
@@ -293,8 +302,8 @@ class _Writer:
         for store in (module._parameters, module._buffers):
             for name, t in store.items():
                 key = f"{path}.{name}" if path else name
-                if t is not None and key in self.arrays:
-                    out.append((name, self.arrays[key], self.trainable.get(key, False)))
+                if t is not None and key in self.job.arrays:
+                    out.append((name, self.job.arrays[key], self.job.trainable.get(key, False)))
         return out
 
     def children_of(self, module: Any) -> list[tuple[str, Any]]:
@@ -400,7 +409,7 @@ class _Writer:
         key = (cls, weight, rank, axis)
         if key not in self.dim_memo:
             found: list[str] | None = None
-            for m in self.root.modules():
+            for m in self.job.root.modules():
                 if type(m) is not cls:
                     continue
                 shape = _torch_shape(m, weight)
@@ -424,7 +433,7 @@ class _Writer:
             choices = self.dim_choices(module, name, len(shape), i)
             fresh = [c for c in choices if c not in dims]
             dims.append((fresh or choices or [repr(d)])[0])
-        kind, how = self.layouts.get(key, ("same", None))
+        kind, how = self.job.layouts.get(key, ("same", None))
         if kind == "same" and tuple(shape) == tuple(arr.shape):
             return dims
         if kind == "transpose" and tuple(shape[a] for a in how) == tuple(arr.shape):
@@ -513,39 +522,11 @@ class _Writer:
         return "\n".join(lines) + "\n"
 
 
-def render_modules(
-    graph: Graph,
-    keys: list[str],
-    root: Any,
-    target: str,
-    arrays: dict[str, np.ndarray],
-    trainable: dict[str, bool],
-    in_tree: TreeDef,
-    arg_names: tuple[str, ...],
-    out_tree: TreeDef,
-    layouts: dict[str, tuple[str, Any]],
-    module_args: dict[str, Any] | None = None,
-) -> ModuleSource:
-    """The classes (tensorflow) or functions (jax, numpy) for translated module ``root``:
-    ``graph`` is the translated graph, whose first ``len(keys)`` inputs are the weights of
-    those ``state_dict`` keys and whose others are the user's inputs (``in_tree``,
-    ``arg_names``); ``arrays`` holds every weight in the target's layout, and ``layouts``
-    how it differs from torch's (``("transpose", axes)``; keys left out: the same);
-    ``module_args`` names the classes' parameters (``Translation.module_args``)."""
-    w = _Writer(
-        graph,
-        keys,
-        root,
-        target,
-        arrays,
-        trainable,
-        in_tree,
-        arg_names,
-        out_tree,
-        layouts,
-        module_args or {},
-    )
-    top = module_calls(graph, root)
+def render_modules(job: ModuleJob) -> ModuleSource:
+    """The classes (tensorflow) or functions (jax, numpy) for the translated module of
+    ``job``."""
+    w = _Writer(job)
+    top = module_calls(job.graph, job.root)
     name = w.write(top, None)
     texts = [t for t in w.texts.values() if t]
     return ModuleSource(

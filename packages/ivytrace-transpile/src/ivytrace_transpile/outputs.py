@@ -44,7 +44,7 @@ from ivytrace_compile.standalone import (
 from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef, to_numpy
 
 from .errors import TranspileError
-from .modulegen import render_modules
+from .modulegen import ModuleJob, render_modules
 
 __all__ = [
     "DEFAULT_OUTPUT_DIR",
@@ -261,17 +261,19 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
         layouts = _layouts(translated._fn, arrays)
         args_tree, kw_tree = graph.in_tree.children
         mods = render_modules(
-            graph,
-            list(tr.params),
-            translated._fn,
-            target,
-            arrays,
-            trainable,
-            TreeDef("tuple", (TreeDef("tuple", args_tree.children[1:]), kw_tree)),
-            graph.arg_names[1:],
-            graph.out_tree,
-            layouts,
-            tr.module_args,
+            ModuleJob(
+                graph,
+                list(tr.params),
+                translated._fn,
+                target,
+                arrays,
+                trainable,
+                TreeDef("tuple", (TreeDef("tuple", args_tree.children[1:]), kw_tree)),
+                graph.arg_names[1:],
+                graph.out_tree,
+                layouts,
+                tr.module_args,
+            )
         )
         constants = mods.constants
         imports, preamble = _loader(target, True, bool(constants))
