@@ -1,0 +1,143 @@
+"""The written packages (one Keras layer / jax function per torch module class) beside
+the in-process translation and torch eager: per-call time of transformers ResNet-50 and
+BERT-base (random weights), in one run.
+
+One subprocess per model, every framework on one thread (see ``bench_transpile.py`` for
+why). Each model is translated to tensorflow and jax, written with ``.save()`` and its
+``model.py`` imported; then interleaved rounds time
+
+- torch eager (no_grad);
+- the in-process translation, as ``bench_transpile.py`` runs it (``tf.function`` /
+  ``jax.jit`` of the compiled flat graph, weights passed each call);
+- the written package: the root Keras layer called under ``tf.function``, and
+  ``jax.jit(forward)(params, ...)``.
+
+Ratios are medians of the per-round ratios. Also the package's class count and size.
+
+    uv run python scripts/bench_packages.py [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+MODELS = ("ResNet-50", "BERT-base")
+
+
+def _time(fn: Any, sync: Any, reps: int = 3) -> float:
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        sync(fn())
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def child(model_name: str, rounds: int) -> dict[str, Any]:
+    import ivytrace as ivy  # first: tensorflow before triton (see ivytrace._llvm)
+
+    os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+    import jax
+    import tensorflow as tf
+    import torch
+    from bench_transpile import _build, _leaves
+
+    torch.set_num_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    model, inputs = _build(model_name)
+    np_in = {k: v.numpy() for k, v in inputs.items()}
+    out: dict[str, Any] = {"model": model_name}
+    runs: dict[str, Any] = {}
+
+    def torch_call() -> Any:
+        with torch.no_grad():
+            return model(**inputs)
+
+    runs["torch"] = (torch_call, lambda r: r)
+    tmp = Path(tempfile.mkdtemp())
+    sys.path.insert(0, str(tmp))
+    for target in ("tensorflow", "jax"):
+        tr = ivy.transpile(model, source="torch", target=target)
+        conv = (lambda x: tf.constant(x)) if target == "tensorflow" else jax.numpy.asarray
+        t_in = {k: conv(v) for k, v in np_in.items()}
+        tr(**t_in)
+        pkg = tr.save(tmp)
+        importlib.invalidate_caches()
+        m = importlib.import_module(f"{pkg.name}.model")
+        text = (pkg / "model.py").read_text()
+        out[f"{target} classes"] = text.count("\nclass ") + text.count("\ndef ")
+        out[f"{target} bytes"] = len(text)
+        weights = tr.weights_for(tr.translation)
+        fn = tr.compiled.fn
+        if target == "tensorflow":
+            flat = tf.function(lambda w, fn=fn, **x: _leaves(fn(w, **x)), reduce_retracing=True)
+            layer = getattr(m, type(model).__name__)()
+            packaged = tf.function(lambda lay=layer, **kw: lay(**kw), reduce_retracing=True)
+            runs["tf in-process"] = (lambda f=flat, w=weights, x=t_in: f(w, **x), lambda r: r)
+            runs["tf package"] = (lambda p=packaged, x=t_in: p(**x), lambda r: r)
+        else:
+            flat = jax.jit(lambda w, x, fn=fn: _leaves(fn(w, **x)))
+            params = m.load_params()
+            packaged = jax.jit(m.forward)
+            runs["jax in-process"] = (
+                lambda f=flat, w=weights, x=t_in: f(w, x),
+                jax.block_until_ready,
+            )
+            runs["jax package"] = (
+                lambda p=packaged, q=params, x=t_in: p(q, **x),
+                jax.block_until_ready,
+            )
+    for fn, sync in runs.values():  # warm: compile once
+        sync(fn())
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    for _ in range(rounds):
+        for k, (fn, sync) in runs.items():
+            times[k].append(_time(fn, sync))
+    base = times["torch"]
+    out["torch ms"] = 1e3 * statistics.median(base)
+    for k in runs:
+        if k != "torch":
+            out[f"{k} / torch"] = statistics.median(t / b for t, b in zip(times[k], base))
+    for t in ("tf", "jax"):
+        out[f"{t} package / in-process"] = statistics.median(
+            p / i for p, i in zip(times[f"{t} package"], times[f"{t} in-process"])
+        )
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        print(json.dumps(child(a.child, a.rounds)))
+        return
+    for name in MODELS:
+        proc = subprocess.run(
+            [sys.executable, __file__, "--child", name, "--rounds", str(a.rounds)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        res = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(f"{res.pop('model')}:")
+        for k, v in res.items():
+            print(f"  {k:32s} {v:.3f}" if isinstance(v, float) else f"  {k:32s} {v}")
+
+
+if __name__ == "__main__":
+    main()
