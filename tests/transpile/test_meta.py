@@ -207,6 +207,7 @@ def test_stand_ins_that_do_not_fit_are_refused_and_nothing_stays_swapped(tmp_pat
 
 
 @pytest.mark.slow
+@pytest.mark.memory
 def test_a_7b_llama_on_the_meta_device_transpiles_under_2gb(tmp_path):
     """scripts/meta_llama_7b.py, one fresh process per target: 6.7B parameters on the meta
     device -> the package's source, at most 2 GiB of peak RSS (measured here: ~1.85 GiB
