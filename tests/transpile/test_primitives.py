@@ -45,8 +45,8 @@ def test_elementwise_primitive_matches_the_reference(target, op):
 
 def test_every_elementwise_name_the_rules_use_is_in_the_table():
     names = {op.name for op in unique_ops()}
-    from ivytrace_transpile.rules import torch_rules
+    from ivytrace_transpile.rules.torch import elementwise
 
-    used = set(torch_rules._UNARY.values()) | set(torch_rules._BINARY.values())
-    used |= set(torch_rules._COMPARE.values())
+    used = set(elementwise._UNARY.values()) | set(elementwise._BINARY.values())
+    used |= set(elementwise._COMPARE.values())
     assert used <= names, sorted(used - names)

@@ -1,21 +1,17 @@
-"""Translation rules, one table per source framework: torch, and numpy and jax (one
-implementation, ``array_api``, registered under each one's names)."""
+"""Translation rules, one table per source framework: torch (``rules/torch/``, one module
+per op family, helpers in ``_common``), and numpy and jax (one implementation,
+``array_api``, registered under each one's names). The tables are in ``registry``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from . import (
-    torch_more,  # noqa: F401 - registers more rules (found missing by op_db)
-    torch_more2,  # noqa: F401 - scatters, selections, more linear algebra
-    torch_nn,  # noqa: F401 - registers the nn rules into TORCH_RULES
-)
+from . import torch as torch_rules
 from .array_api import JAX_RULES, NUMPY_RULES
-from .table import RuleTable
-from .torch_rules import TORCH_RULES
+from .registry import TORCH_RULES, RuleTable
 
-__all__ = ["JAX_RULES", "NUMPY_RULES", "TORCH_RULES", "RuleTable", "rules_for"]
+__all__ = ["JAX_RULES", "NUMPY_RULES", "TORCH_RULES", "RuleTable", "rules_for", "torch_rules"]
 
 
 def rules_for(framework: str) -> Mapping[str, Any]:

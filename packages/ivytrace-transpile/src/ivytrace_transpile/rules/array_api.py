@@ -20,7 +20,7 @@ from ivytrace_ir import ADAPTERS, framework_of
 
 from .. import optable
 from ..translate import RuleContext
-from .table import RuleTable
+from .registry import RuleTable
 
 __all__ = ["JAX_RULES", "NUMPY_RULES"]
 

@@ -1,11 +1,12 @@
-"""A table of translation rules for one source framework, keyed by op name."""
+"""The tables of translation rules, keyed by op name: :class:`RuleTable`, and the torch
+table every module under ``rules/torch/`` registers into (``@rule(name, ...)``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["RuleTable"]
+__all__ = ["TORCH_RULES", "RuleTable", "rule"]
 
 
 class RuleTable(Mapping[str, Callable[..., Any]]):
@@ -42,3 +43,8 @@ class RuleTable(Mapping[str, Callable[..., Any]]):
 
     def __len__(self) -> int:
         return len(self._rules)
+
+
+TORCH_RULES = RuleTable("torch")
+"""Op name -> rule, for code traced from torch (filled by the modules of ``rules/torch/``)."""
+rule = TORCH_RULES.register

@@ -1,0 +1,70 @@
+"""Complex numbers: conj, real, imag, angle, sgn, ``torch.complex``, ``polar`` and
+``view_as_complex`` / ``view_as_real``."""
+
+from __future__ import annotations
+
+import math
+
+from .._common import arg_rank, cast_to, is_float_dtype
+from ..registry import TORCH_RULES, rule
+
+__all__: list[str] = []
+
+
+@rule("torch.conj", "torch.Tensor.conj", "torch.conj_physical", "torch.Tensor.conj_physical",
+      "torch.real", "torch.Tensor.real")  # fmt: skip
+def _real_identity(cx, x):
+    if is_float_dtype(cx.out_dtype()) and cx.out_dtype().startswith("complex"):
+        raise NotImplementedError("complex tensors")
+    return x
+
+
+@rule("torch.Tensor.H")
+def _h(cx, x):
+    return cx.target.transpose(x, [1, 0]) if arg_rank(cx) == 2 else x
+
+
+@rule("torch.isreal", "torch.Tensor.isreal")
+def _isreal(cx, x):
+    return cx.target.full(cx.target.shape(x), True, "bool")
+
+
+@rule("torch.angle", "torch.Tensor.angle")
+def _angle(cx, x):
+    t, dt = cx.target, cx.out_dtype()
+    x = cast_to(cx, x, dt)
+    zero = t.asarray(0, dt)
+    r = t.where(t.ew("less", x, zero), t.asarray(math.pi, dt), zero)
+    return t.where(t.ew("isnan", x), x, r)
+
+
+@rule("torch.sgn", "torch.Tensor.sgn")
+def _sgn(cx, x):
+    return cx.target.ew("sign", x)
+
+
+@rule("torch.complex")
+def _complex(cx, real, imag):
+    t, dt = cx.target, cx.out_dtype()
+    j = t.asarray(1j, dt)
+    return cast_to(cx, real, dt) + cast_to(cx, imag, dt) * j
+
+
+@rule("torch.polar")
+def _polar(cx, absv, angle):
+    t, dt = cx.target, cx.out_dtype()
+    re = absv * t.ew("cos", angle)
+    im = absv * t.ew("sin", angle)
+    return cast_to(cx, re, dt) + cast_to(cx, im, dt) * t.asarray(1j, dt)
+
+
+@rule("torch.view_as_complex")
+def _view_as_complex(cx, x):
+    t, dt = cx.target, cx.out_dtype()
+    re = t.getitem(x, (Ellipsis, 0))
+    im = t.getitem(x, (Ellipsis, 1))
+    return cast_to(cx, re, dt) + cast_to(cx, im, dt) * t.asarray(1j, dt)
+
+
+for _name in ("cfloat", "cdouble", "chalf"):
+    TORCH_RULES.add(f"torch.Tensor.{_name}", lambda cx, x, *a, **k: cast_to(cx, x, cx.out_dtype()))

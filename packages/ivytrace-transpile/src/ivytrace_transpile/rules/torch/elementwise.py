@@ -1,0 +1,282 @@
+"""Elementwise rules: unary and binary math, comparisons, clamps, ``where`` and the
+odds and ends op_db found (``rsub``, ``lerp``, ``nan_to_num``, ``isclose``, ...)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._common import arr, binary, broadcast_shape, cast_to, ew_unary, is_array, is_float_dtype
+from ..registry import TORCH_RULES, rule
+
+__all__ = ["remainder"]
+
+
+_UNARY = {
+    "exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "abs", "sin": "sin", "cos": "cos",
+    "tan": "tan", "tanh": "tanh", "neg": "negative", "negative": "negative", "floor": "floor",
+    "ceil": "ceil", "sign": "sign", "square": "square", "logical_not": "logical_not",
+    "sigmoid": "sigmoid", "erf": "erf", "erfc": "erfc", "log1p": "log1p", "expm1": "expm1",
+    "log2": "log2", "log10": "log10", "exp2": "exp2", "rsqrt": "rsqrt", "reciprocal": "reciprocal",
+    "asin": "arcsin", "arcsin": "arcsin", "acos": "arccos", "arccos": "arccos", "atan": "arctan",
+    "arctan": "arctan", "sinh": "sinh", "cosh": "cosh", "asinh": "arcsinh", "arcsinh": "arcsinh",
+    "acosh": "arccosh", "arccosh": "arccosh", "atanh": "arctanh", "arctanh": "arctanh",
+    "trunc": "trunc", "fix": "trunc", "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
+    "bitwise_not": "bitwise_not", "absolute": "abs", "lgamma": "lgamma", "digamma": "digamma",
+    "signbit": "signbit", "special.erf": "erf", "special.erfc": "erfc", "special.expm1": "expm1",
+    "special.log1p": "log1p", "special.exp2": "exp2", "special.expit": "sigmoid",
+    "special.digamma": "digamma", "special.gammaln": "lgamma", "special.psi": "digamma",
+}  # fmt: skip
+
+
+for _t, _n in _UNARY.items():
+    names = [f"torch.{_t}"]
+    if "." not in _t:
+        names += [f"torch.Tensor.{_t}", f"torch.Tensor.{_t}_", f"torch.{_t}_"]
+    TORCH_RULES.add(names, ew_unary(_n))
+
+
+TORCH_RULES.add(["torch.nn.functional.sigmoid"], ew_unary("sigmoid"))
+
+
+TORCH_RULES.add(["torch.nn.functional.tanh"], ew_unary("tanh"))
+
+
+@rule("torch.round", "torch.Tensor.round")
+def _round(cx, x, decimals=0):
+    if decimals:
+        f = 10.0**decimals
+        return cx.target.ew("round", x * f) / f
+    return cx.target.ew("round", x)
+
+
+_BINARY = {
+    "add": "add", "sub": "subtract", "subtract": "subtract", "mul": "multiply",
+    "multiply": "multiply", "div": "divide", "divide": "divide", "true_divide": "divide",
+    "pow": "pow", "maximum": "maximum", "minimum": "minimum", "atan2": "arctan2",
+    "arctan2": "arctan2", "logical_and": "logical_and", "logical_or": "logical_or",
+    "logical_xor": "logical_xor", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+    "bitwise_xor": "bitwise_xor", "floor_divide": "floor_divide", "hypot": "hypot",
+    "copysign": "copysign", "fmax": "fmax", "fmin": "fmin", "logaddexp": "logaddexp",
+    "nextafter": "nextafter",
+}  # fmt: skip
+
+
+_COMPARE = {
+    "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+    "ge": "greater_equal", "greater": "greater", "less": "less", "greater_equal": "greater_equal",
+    "less_equal": "less_equal", "not_equal": "not_equal",
+}  # fmt: skip
+
+
+# In-place forms (``x.add_(y)``, ``x += y``) are recorded as effect nodes whose output is
+# the new version of ``x``: translated, they are the out-of-place op (the output spec keeps
+# ``x``'s dtype).
+for _t, _n in _BINARY.items():
+    TORCH_RULES.add([f"torch.{_t}", f"torch.Tensor.{_t}", f"torch.Tensor.{_t}_"], binary(_n))
+
+
+for _t, _n in _COMPARE.items():
+    TORCH_RULES.add(
+        [f"torch.{_t}", f"torch.Tensor.{_t}", f"torch.Tensor.{_t}_"], binary(_n, compare=True)
+    )
+
+
+@rule("torch.remainder", "torch.Tensor.remainder", "torch.Tensor.__mod__")
+def remainder(cx, a, b):
+    dt = cx.out_dtype()
+    a, b = cast_to(cx, a, dt), cast_to(cx, b, dt)
+    return a - cx.target.ew("floor_divide", a, b) * b
+
+
+@rule("torch.fmod", "torch.Tensor.fmod")
+def _fmod(cx, a, b):
+    dt = cx.out_dtype()
+    a, b = cast_to(cx, a, dt), cast_to(cx, b, dt)
+    q = cx.target.ew("trunc", a / b)
+    return a - q * b
+
+
+@rule("torch.where")
+def _where(cx, cond, a=None, b=None):
+    if a is None:
+        raise NotImplementedError("torch.where(cond) with one argument")
+    dt = cx.out_dtype()
+    a, b = cast_to(cx, a, dt), cast_to(cx, b, dt)
+    if not is_array(a):
+        a = cx.target.asarray(a, dt)
+    if not is_array(b):
+        b = cx.target.asarray(b, dt)
+    return cx.target.where(cond, a, b)
+
+
+@rule("torch.clamp", "torch.clip", "torch.Tensor.clamp", "torch.Tensor.clip")
+def _clamp(cx, x, min=None, max=None):
+    # a number bound: torch's gradient is zero where x is at it, as beyond it (maximum and
+    # minimum would pass half of it at a tie in jax, all of it in tensorflow); an array
+    # bound: maximum / minimum, which split it at a tie as torch does (in jax)
+    t, dt = cx.target, cx.out_dtype()
+    x = cast_to(cx, x, dt)
+    for bound, kind, at in ((min, "maximum", "less_equal"), (max, "minimum", "greater_equal")):
+        if bound is None:
+            continue
+        if is_array(bound):
+            x = t.ew(kind, x, cast_to(cx, bound, dt))
+        else:
+            b = t.asarray(bound, dt)
+            x = t.where(t.ew(at, x, b), b, x)
+    return x
+
+
+@rule("torch.rsub")
+def _rsub(cx, x, other, *, alpha=1):
+    dt = cx.out_dtype()
+    y = cast_to(cx, x, dt)
+    if alpha != 1:
+        y = y * alpha
+    return arr(cx, other, dt) - y
+
+
+@rule("torch.positive", "torch.Tensor.positive", "torch.resolve_conj", "torch.resolve_neg",
+      "torch.Tensor.resolve_conj", "torch.Tensor.resolve_neg", "torch.alias_copy")  # fmt: skip
+def _same(cx, x):
+    return x
+
+
+@rule("torch.frac", "torch.Tensor.frac")
+def _frac(cx, x):
+    return x - cx.target.ew("trunc", x)
+
+
+@rule("torch.deg2rad", "torch.Tensor.deg2rad", "torch.rad2deg", "torch.Tensor.rad2deg")
+def _deg_rad(cx, x):
+    f = math.pi / 180.0 if "deg2rad" in cx.node.op else 180.0 / math.pi
+    return cast_to(cx, x, cx.out_dtype()) * f
+
+
+@rule("torch.heaviside", "torch.Tensor.heaviside")
+def _heaviside(cx, x, values):
+    t, dt = cx.target, cx.out_dtype()
+    x, values = cast_to(cx, x, dt), arr(cx, values, dt)
+    zero = t.asarray(0, dt)
+    pos = cast_to(cx, t.ew("greater", x, zero), dt)
+    shape = broadcast_shape(cx, x, values)
+    return t.where(
+        t.broadcast_to(t.ew("equal", x, zero), shape),
+        t.broadcast_to(values, shape),
+        t.broadcast_to(pos, shape),
+    )
+
+
+@rule("torch.isposinf", "torch.Tensor.isposinf", "torch.isneginf", "torch.Tensor.isneginf")
+def _isposinf(cx, x):
+    t = cx.target
+    if not is_float_dtype(cx.ref_dtype(cx.ref_args[0]) or ""):
+        return t.full(t.shape(x), False, "bool")
+    side = t.ew("greater" if "posinf" in cx.node.op else "less", x, t.asarray(0, cx.dtype_of(x)))
+    return t.ew("logical_and", t.ew("isinf", x), side)
+
+
+@rule("torch.nan_to_num", "torch.Tensor.nan_to_num")
+def _nan_to_num(cx, x, nan=0.0, posinf=None, neginf=None):
+    t, dt = cx.target, cx.out_dtype()
+    if not is_float_dtype(dt):
+        return x
+    info = np.finfo(str(cx.ref_args[0].dtype).rsplit(".", 1)[1])
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    x = t.where(t.ew("isnan", x), t.asarray(nan, dt), x)
+    x = t.where(
+        t.ew("logical_and", t.ew("isinf", x), t.ew("greater", x, t.asarray(0, dt))),
+        t.asarray(posinf, dt),
+        x,
+    )
+    return t.where(
+        t.ew("logical_and", t.ew("isinf", x), t.ew("less", x, t.asarray(0, dt))),
+        t.asarray(neginf, dt),
+        x,
+    )
+
+
+@rule("torch.logaddexp2", "torch.Tensor.logaddexp2")
+def _logaddexp2(cx, a, b):
+    t, dt = cx.target, cx.out_dtype()
+    a, b = arr(cx, a, dt), arr(cx, b, dt)
+    m = t.ew("maximum", a, b)
+    d = -t.ew("abs", a - b)
+    r = m + t.ew("log1p", t.ew("exp", d * math.log(2.0))) / math.log(2.0)
+    return t.where(t.ew("logical_and", t.ew("isinf", a), t.ew("equal", a, b)), a + b * 0, r)
+
+
+@rule("torch.ldexp", "torch.Tensor.ldexp")
+def _ldexp(cx, x, other):
+    dt = cx.out_dtype()
+    return arr(cx, x, dt) * cx.target.ew("exp", arr(cx, other, dt) * math.log(2.0))
+
+
+@rule("torch.lerp", "torch.Tensor.lerp")
+def _lerp(cx, start, end, weight):
+    t, dt = cx.target, cx.out_dtype()
+    start, end, w = arr(cx, start, dt), arr(cx, end, dt), arr(cx, weight, dt)
+    diff = end - start
+    return t.where(
+        t.ew("less", t.ew("abs", w), t.asarray(0.5, dt)), start + w * diff, end - diff * (1.0 - w)
+    )
+
+
+@rule("torch.float_power", "torch.Tensor.float_power")
+def _float_power(cx, a, b):
+    dt = cx.out_dtype()
+    return cx.target.ew("pow", arr(cx, a, dt), arr(cx, b, dt))
+
+
+@rule("torch.clamp_min", "torch.Tensor.clamp_min")
+def _clamp_min(cx, x, min):
+    return _clamp(cx, x, min=min)
+
+
+@rule("torch.clamp_max", "torch.Tensor.clamp_max")
+def _clamp_max(cx, x, max):
+    return _clamp(cx, x, max=max)
+
+
+@rule("torch.addcmul", "torch.Tensor.addcmul", "torch.addcdiv", "torch.Tensor.addcdiv")
+def _addc(cx, x, t1, t2, *, value=1):
+    dt = cx.out_dtype()
+    x, t1, t2 = arr(cx, x, dt), arr(cx, t1, dt), arr(cx, t2, dt)
+    prod = t1 * t2 if "addcmul" in cx.node.op else t1 / t2
+    return x + (prod if value == 1 else prod * value)
+
+
+@rule("torch.isclose", "torch.Tensor.isclose")
+def _isclose(cx, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    import torch
+
+    t = cx.target
+    dt = cx.dtype(torch.result_type(cx.ref_args[0], cx.ref_args[1]))
+    a, b = arr(cx, a, dt), arr(cx, b, dt)
+    eq = t.ew("equal", a, b)
+    if not is_float_dtype(dt):
+        return eq
+    close = t.ew("less_equal", t.ew("abs", a - b), atol + rtol * t.ew("abs", b))
+    close = t.ew(
+        "logical_and", close, t.ew("logical_and", t.ew("isfinite", a), t.ew("isfinite", b))
+    )
+    r = t.ew("logical_or", eq, close)
+    if equal_nan:
+        r = t.ew("logical_or", r, t.ew("logical_and", t.ew("isnan", a), t.ew("isnan", b)))
+    return r
+
+
+@rule("torch.allclose", "torch.Tensor.allclose")
+def _allclose(cx, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    # a Python bool read from a target array: the tracer guards on it, as on torch's
+    return bool(cx.target.reduce("all", _isclose(cx, a, b, rtol, atol, equal_nan)))
+
+
+@rule("torch.equal", "torch.Tensor.equal")
+def _equal(cx, a, b):
+    if list(cx.target.shape(a)) != list(cx.target.shape(b)):  # guarded
+        return False
+    return bool(cx.target.reduce("all", cx.target.ew("equal", a, b)))

@@ -1,0 +1,220 @@
+"""Pooling: max/avg pooling, adaptive pooling and max_unpool."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..._common import arg_rank, cast_to, ntuple
+from ...registry import rule
+
+__all__: list[str] = []
+
+
+def _pool_setup(cx, family: str, x: Any, kernel_size: Any, stride: Any) -> tuple:
+    """(spatial rank, unbatched?, x with a batch dim, kernel, stride) of a pooling call."""
+    nd = int(cx.node.op.split(family)[1][0])
+    unbatched = arg_rank(cx) == nd + 1
+    if unbatched:
+        x = cx.target.expand_dims(x, 0)
+    k = ntuple(kernel_size, nd)
+    s = ntuple(stride if stride not in (None, []) else kernel_size, nd)
+    return nd, unbatched, x, k, s
+
+
+def _spatial(cx, x, nd: int) -> list[int]:
+    """The trailing ``nd`` sizes of ``x`` as Python ints, guarded (``cx.static_shape``)."""
+    return list(cx.static_shape(x, range(-nd, 0)))
+
+
+def _pool_pads(cx, x, kernel, stride, padding, ceil_mode, nd, dilation=None):
+    pads = [(p, p) for p in ntuple(padding, nd)]
+    if ceil_mode:
+        shape = _spatial(cx, x, nd)
+        dilation = dilation or (1,) * nd
+        new = []
+        for (lo, hi), n, k, s, d in zip(pads, shape, kernel, stride, dilation):
+            eff = d * (k - 1) + 1
+            out = -(-(n + 2 * lo - eff) // s) + 1
+            if (out - 1) * s >= n + lo:
+                out -= 1
+            need = (out - 1) * s + eff - (n + lo + hi)
+            new.append((lo, hi + max(need, 0)))
+        pads = new
+    return pads
+
+
+def _gathered_windows(cx, x, nd: int, coords: list, kind: str) -> tuple[Any, Any]:
+    """Pooling over windows listed per spatial axis: ``coords[a]`` holds, for each output
+    position along axis ``a``, the input positions of its window (static, from guarded
+    sizes; out-of-range ones are padding). The windows are gathered axis by axis into
+    (N, C, *out, K); ``kind`` "max" gives (max, flat input index of the first max) as
+    torch's pools with indices do, "avg" gives (mean over the in-range positions, None)."""
+    import numpy as np
+
+    t = cx.target
+    sizes = _spatial(cx, x, nd)
+    dt = cx.dtype_of(x)
+    y = x
+    for a in range(nd):
+        clipped = np.clip(np.asarray(coords[a]), 0, sizes[a] - 1)
+        y = t.take(y, t.asarray(clipped.tolist(), "int32"), 2 + 2 * a)
+    rank = 2 + 2 * nd
+    y = t.transpose(y, [0, 1, *range(2, rank, 2), *range(3, rank, 2)])
+    outs = [len(c) for c in coords]
+    # per output cell and window slot: its flat input index and whether it is in range
+    flat = np.zeros([*outs, *[len(c[0]) for c in coords]], np.int64)
+    valid = np.ones(flat.shape, bool)
+    stride = 1
+    for a in reversed(range(nd)):
+        c = np.asarray(coords[a])  # (o_a, k_a)
+        shape = [1] * (2 * nd)
+        shape[a], shape[nd + a] = c.shape
+        flat = flat + c.reshape(shape) * stride
+        valid = valid & ((c >= 0) & (c < sizes[a])).reshape(shape)
+        stride *= sizes[a]
+    k = int(np.prod(flat.shape[nd:]))
+    shape = t.shape(x)
+    y = t.reshape(y, [shape[0], shape[1], *outs, k])
+    flat, valid = flat.reshape(*outs, k), valid.reshape(*outs, k)
+    if kind == "avg":
+        if not valid.all():
+            y = t.where(t.asarray(valid.tolist(), "bool"), y, t.asarray(0, dt))
+        count = valid.sum(-1).astype(np.float64)
+        return t.reduce("sum", y, -1) / t.asarray(count.tolist(), dt), None
+    if not valid.all():
+        y = t.where(t.asarray(valid.tolist(), "bool"), y, t.asarray(-math.inf, dt))
+    arg = t.argmax(y, -1, True)
+    idx = t.broadcast_to(t.asarray(flat.tolist(), "int64"), t.shape(y))
+    idx = t.take_along_axis(idx, cast_to(cx, arg, cx.dtype_of(idx)), -1)
+    return t.reduce("max", y, -1), t.squeeze(idx, -1)
+
+
+@rule("torch.nn.functional.max_pool1d", "torch.nn.functional.max_pool2d",
+      "torch.nn.functional.max_pool3d", "torch.max_pool1d", "torch.max_pool2d",
+      "torch.nn.functional.max_pool2d_with_indices", "torch.nn.functional.max_pool1d_with_indices",
+      "torch.nn.functional.max_pool3d_with_indices")  # fmt: skip
+def _max_pool(cx, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+              return_indices=False):  # fmt: skip
+    t = cx.target
+    nd, unbatched, x, k, s = _pool_setup(cx, "max_pool", x, kernel_size, stride)
+    d = ntuple(dilation, nd)
+    pads = _pool_pads(cx, x, k, s, padding, ceil_mode, nd, d)
+    if return_indices or cx.node.op.endswith("_with_indices"):
+        # the windows' input positions: i * stride - pad + j * dilation (padding: -inf)
+        sizes = _spatial(cx, x, nd)
+        coords = []
+        for n, kk, ss, dd, (lo, hi) in zip(sizes, k, s, d, pads):
+            out = (n + lo + hi - dd * (kk - 1) - 1) // ss + 1
+            coords.append([[i * ss - lo + j * dd for j in range(kk)] for i in range(out)])
+        y, idx = _gathered_windows(cx, x, nd, coords, "max")
+        idx = cast_to(cx, idx, cx.out_dtype(1))
+        return (t.squeeze(y, 0), t.squeeze(idx, 0)) if unbatched else (y, idx)
+    y = t.pool("max", x, k, s, pads, d)
+    return t.squeeze(y, 0) if unbatched else y
+
+
+@rule("torch.nn.functional.avg_pool1d", "torch.nn.functional.avg_pool2d",
+      "torch.nn.functional.avg_pool3d", "torch.avg_pool1d")  # fmt: skip
+def _avg_pool(cx, x, kernel_size, stride=None, padding=0, ceil_mode=False,
+              count_include_pad=True, divisor_override=None):  # fmt: skip
+    t = cx.target
+    nd, unbatched, x, k, s = _pool_setup(cx, "avg_pool", x, kernel_size, stride)
+    pads = _pool_pads(cx, x, k, s, padding, ceil_mode, nd)
+    total = t.pool("sum", x, k, s, pads)
+    if divisor_override:
+        y = total / float(divisor_override)
+    elif (count_include_pad and not ceil_mode) or all(p == (0, 0) for p in pads):
+        y = total / float(math.prod(k))
+    else:
+        ones = t.full([1, 1, *_spatial(cx, x, nd)], 1.0, cx.out_dtype())
+        if count_include_pad:
+            sym = [(p, p) for p in ntuple(padding, nd)]
+            ones = t.pad(ones, [(0, 0), (0, 0), *sym], "constant", 1.0)
+            extra = [(0, hi - lo) for (lo, hi), _ in zip(pads, sym)]
+            y = total / t.pool("sum", ones, k, s, [(0, e) for _, e in extra])
+        else:
+            y = total / t.pool("sum", ones, k, s, pads)
+    return t.squeeze(y, 0) if unbatched else y
+
+
+@rule("torch.nn.functional.adaptive_avg_pool1d", "torch.nn.functional.adaptive_avg_pool2d",
+      "torch.nn.functional.adaptive_avg_pool3d", "torch.nn.functional.adaptive_max_pool1d",
+      "torch.nn.functional.adaptive_max_pool2d", "torch.nn.functional.adaptive_max_pool3d",
+      "torch.adaptive_avg_pool1d", "torch.nn.functional.adaptive_max_pool1d_with_indices",
+      "torch.nn.functional.adaptive_max_pool2d_with_indices",
+      "torch.nn.functional.adaptive_max_pool3d_with_indices")  # fmt: skip
+def _adaptive_pool(cx, x, output_size, return_indices=False):
+    t = cx.target
+    kind = "max" if "max" in cx.node.op else "avg"
+    nd = int(cx.node.op.split("pool")[1][0])
+    indices = return_indices or cx.node.op.endswith("_with_indices")
+    wanted = ntuple(output_size, nd) if output_size is not None else (None,) * nd
+    if all(o == 1 for o in wanted) and not indices:  # global pooling: any input size
+        axes = tuple(range(-nd, 0))
+        return t.reduce("max" if kind == "max" else "mean", x, axes, True)
+    unbatched = arg_rank(cx) == nd + 1
+    if unbatched:
+        x = t.expand_dims(x, 0)
+    in_sizes = _spatial(cx, x, nd)  # the windows depend on the sizes: guarded
+    out_sizes = [i if o is None else o for o, i in zip(wanted, in_sizes)]
+    if indices or any(i % o for i, o in zip(in_sizes, out_sizes)):
+        # windows [floor(i n / o), ceil((i + 1) n / o)), each padded to the longest by
+        # repeating its last position (a repeat changes neither max nor first argmax;
+        # the mean counts each position once)
+        coords = []
+        for n, o in zip(in_sizes, out_sizes):
+            bounds = [((i * n) // o, -((-(i + 1) * n) // o)) for i in range(o)]
+            kmax = max(b - a for a, b in bounds)
+            if kind == "max":
+                coords.append([[min(a + j, b - 1) for j in range(kmax)] for a, b in bounds])
+            else:  # positions past the window's end count as padding (out of range)
+                coords.append([[a + j if a + j < b else n for j in range(kmax)] for a, b in bounds])
+        y, idx = _gathered_windows(cx, x, nd, coords, kind)
+        if indices:
+            idx = cast_to(cx, idx, cx.out_dtype(1))
+            return (t.squeeze(y, 0), t.squeeze(idx, 0)) if unbatched else (y, idx)
+        return t.squeeze(y, 0) if unbatched else y
+    k = tuple(i // o for i, o in zip(in_sizes, out_sizes))
+    y = t.pool("max" if kind == "max" else "sum", x, k, k, [(0, 0)] * nd)
+    if kind == "avg":
+        y = y / float(math.prod(k))
+    return t.squeeze(y, 0) if unbatched else y
+
+
+@rule("torch.nn.functional.max_unpool1d", "torch.nn.functional.max_unpool2d",
+      "torch.nn.functional.max_unpool3d")  # fmt: skip
+def _max_unpool(cx, x, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Zeros with ``x`` written at the flat spatial positions ``indices`` of each (N, C)
+    plane: a segment reduction over flat output positions (indices a max pool made repeat
+    only with equal values; the max keeps that value)."""
+    t = cx.target
+    nd = int(cx.node.op.split("max_unpool")[1][0])
+    unbatched = arg_rank(cx) == nd + 1
+    if unbatched:
+        x, indices = t.expand_dims(x, 0), t.expand_dims(indices, 0)
+    shape = t.shape(x)
+    if output_size is not None:
+        out = list(output_size)[-nd:]
+    else:  # the pool's input size, from the tracked sizes
+        k = ntuple(kernel_size, nd)
+        st = ntuple(stride if stride not in (None, []) else kernel_size, nd)
+        p = ntuple(padding, nd)
+        out = [(n - 1) * s_ - 2 * p_ + k_ for n, k_, s_, p_ in zip(shape[2:], k, st, p)]
+    planes = shape[0] * shape[1]
+    size = math.prod(out) if all(isinstance(o, int) for o in out) else None
+    if size is None:
+        size = 1
+        for o in out:
+            size = size * o
+    dt = cx.out_dtype()
+    idx = t.reshape(cast_to(cx, indices, "int32"), [planes, -1])
+    idx = idx + t.expand_dims(t.arange(0, planes * size, size, "int32"), 1)
+    ids = t.reshape(idx, [-1])
+    data = t.reshape(x, [-1])
+    total = planes * size
+    seg = t.segment_reduce("max", data, ids, total, dt)
+    count = t.segment_reduce("sum", t.full(t.shape(ids), 1, "int32"), ids, total, "int32")
+    y = t.where(t.ew("greater", count, t.asarray(0, "int32")), seg, t.asarray(0, dt))
+    y = t.reshape(y, [shape[0], shape[1], *out])
+    return t.squeeze(y, 0) if unbatched else y

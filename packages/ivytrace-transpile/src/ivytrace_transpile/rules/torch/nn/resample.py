@@ -1,0 +1,136 @@
+"""Resampling: interpolate/upsample (as interpolation matrices per axis) and the
+pixel/channel shuffles."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._common import arg_rank
+from ...registry import rule
+
+__all__: list[str] = []
+
+
+@rule("torch.nn.functional.pixel_shuffle", "torch.pixel_shuffle")
+def _pixel_shuffle(cx, x, upscale_factor):
+    t = cx.target
+    s = list(t.shape(x))
+    r = upscale_factor
+    *lead, c, h, w = s
+    nl = len(lead)
+    y = t.reshape(x, [*lead, c // (r * r), r, r, h, w])
+    perm = [*range(nl), nl, nl + 3, nl + 1, nl + 4, nl + 2]
+    return t.reshape(t.transpose(y, perm), [*lead, c // (r * r), h * r, w * r])
+
+
+@rule("torch.nn.functional.pixel_unshuffle", "torch.pixel_unshuffle")
+def _pixel_unshuffle(cx, x, downscale_factor):
+    t = cx.target
+    s = list(t.shape(x))
+    r = downscale_factor
+    *lead, c, h, w = s
+    nl = len(lead)
+    y = t.reshape(x, [*lead, c, h // r, r, w // r, r])
+    perm = [*range(nl), nl, nl + 2, nl + 4, nl + 1, nl + 3]
+    return t.reshape(t.transpose(y, perm), [*lead, c * r * r, h // r, w // r])
+
+
+@rule(
+    "torch.nn.functional.channel_shuffle", "torch.channel_shuffle", "torch.native_channel_shuffle"
+)
+def _channel_shuffle(cx, x, groups):
+    t = cx.target
+    s = list(t.shape(x))
+    n, c, *rest = s
+    y = t.reshape(x, [n, groups, c // groups, *rest])
+    y = t.transpose(y, [0, 2, 1, *range(3, 3 + len(rest))])
+    return t.reshape(y, s)
+
+
+def _axis_matrix(t, x, axis, m, rank, dt):
+    """``x`` contracted along ``axis`` with the static (out, in) matrix ``m``."""
+    perm = [i for i in range(rank) if i != axis] + [axis]
+    inv = [0] * rank
+    for i, p in enumerate(perm):
+        inv[p] = i
+    y = t.matmul(t.transpose(x, perm), t.asarray(m.T.tolist(), dt))
+    return t.transpose(y, inv)
+
+
+def _interp_matrix(mode, n_in, n_out, align_corners, scale):
+    m = np.zeros((n_out, n_in), np.float64)
+    if mode == "area":
+        for i in range(n_out):
+            a = (i * n_in) // n_out
+            b = -((-(i + 1) * n_in) // n_out)
+            m[i, a:b] = 1.0 / (b - a)
+        return m
+    if align_corners:
+        ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        ratio = (1.0 / scale) if scale else n_in / n_out
+    dst = np.arange(n_out, dtype=np.float64)
+    if mode in ("nearest", "nearest-exact"):
+        src = np.floor(
+            (dst + (0.5 if mode == "nearest-exact" else 0.0)) * np.float32(ratio)
+        ).astype(int)
+        m[np.arange(n_out), np.minimum(src, n_in - 1)] = 1.0
+        return m
+    src = dst * ratio if align_corners else (dst + 0.5) * ratio - 0.5
+    if mode == "linear":
+        if not align_corners:
+            src = np.maximum(src, 0.0)
+        i0 = np.floor(src).astype(int)
+        i0 = np.minimum(i0, n_in - 1)
+        i1 = np.minimum(i0 + 1, n_in - 1)
+        lam = src - i0
+        for o in range(n_out):
+            m[o, i0[o]] += 1.0 - lam[o]
+            m[o, i1[o]] += lam[o]
+        return m
+    if mode == "cubic":
+        a = -0.75
+        i0 = np.floor(src).astype(int)
+        tt = src - i0
+
+        def w_near(d):
+            return ((a + 2) * d - (a + 3)) * d * d + 1
+
+        def w_far(d):
+            return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+        for o in range(n_out):
+            ws = [w_far(tt[o] + 1), w_near(tt[o]), w_near(1 - tt[o]), w_far(2 - tt[o])]
+            for k, w in zip(range(-1, 3), ws):
+                m[o, min(max(i0[o] + k, 0), n_in - 1)] += w
+        return m
+    raise NotImplementedError(f"interpolate mode {mode!r}")
+
+
+@rule("torch.nn.functional.interpolate", "torch.nn.functional.upsample")
+def _interpolate(cx, x, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                 recompute_scale_factor=None, antialias=False):  # fmt: skip
+    if antialias:
+        raise NotImplementedError("antialiased interpolation")
+    t, dt = cx.target, cx.out_dtype()
+    rank = arg_rank(cx)
+    nd = rank - 2
+    # the resampling matrices depend on the spatial sizes: guarded (batch, channels free);
+    # the output sizes follow from them and the static arguments
+    in_sizes = list(cx.static_shape(x, range(2, rank)))
+    out_sizes = list(cx.out_spec().shape[2:])
+    kind = {"bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    scales = [None] * nd
+    if scale_factor is not None and not recompute_scale_factor:
+        sf = scale_factor if isinstance(scale_factor, list | tuple) else [scale_factor] * nd
+        scales = [float(s) for s in sf]
+    for i in range(nd):
+        m = _interp_matrix(kind, in_sizes[i], out_sizes[i], bool(align_corners), scales[i])
+        x = _axis_matrix(t, x, 2 + i, m, rank, dt)
+    return x
+
+
+@rule("torch.nn.functional.upsample_nearest", "torch.nn.functional.upsample_bilinear")
+def _upsample_legacy(cx, x, size=None, scale_factor=None):
+    mode = "nearest" if "nearest" in cx.node.op else "bilinear"
+    return _interpolate(cx, x, size, scale_factor, mode, None if mode == "nearest" else True)

@@ -1,0 +1,302 @@
+"""Reductions and scans: sum/mean/prod/all/any/amax/amin, min/max, argmin/argmax,
+var/std, cumsum/cumprod/cummax/logcumsumexp, diff, trapezoid, nansum, cov, corrcoef."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._common import (
+    arg_rank,
+    back,
+    binary,
+    cast_to,
+    diagonal_of,
+    dim_axes,
+    is_array,
+    is_float_dtype,
+    ref_rank,
+    size_args,
+    to_last,
+)
+from ..registry import TORCH_RULES, rule
+
+__all__: list[str] = []
+
+
+@rule("torch.min", "torch.max", "torch.Tensor.min", "torch.Tensor.max")
+def _min_max(cx, x, dim=None, keepdim=False):
+    kind = cx.node.op.rsplit(".", 1)[1]
+    if is_array(dim):  # the binary form: elementwise minimum / maximum
+        return binary("minimum" if kind == "min" else "maximum")(cx, x, dim)
+    if dim is None:
+        return cx.target.reduce(kind, x)
+    rank = arg_rank(cx)
+    if rank == 0:
+        return (x, cx.target.full([], 0, cx.out_dtype(1)))
+    ax = dim_axes(dim, rank)
+    values = cx.target.reduce(kind, x, ax, keepdim)
+    idx = (cx.target.argmin if kind == "min" else cx.target.argmax)(x, ax, keepdim)
+    return (values, cast_to(cx, idx, cx.out_dtype(1)))
+
+
+def _reduction(kind: str) -> Callable[..., Any]:
+    def r(cx, x, dim=None, keepdim=False, *, dtype=None, out=None):
+        if isinstance(dim, bool):  # torch.Tensor.all(x, True)? never; guard the signature
+            keepdim, dim = dim, None
+        x = cast_to(cx, x, cx.out_dtype()) if kind in ("sum", "mean", "prod", "all", "any") else x
+        if isinstance(dim, list | tuple) and len(dim) == 0:
+            dim = None
+        return cx.target.reduce(kind, x, dim_axes(dim, arg_rank(cx)), keepdim)
+
+    return r
+
+
+for _k in ("sum", "mean", "prod", "all", "any", "amax", "amin"):
+    kind = {"amax": "max", "amin": "min"}.get(_k, _k)
+    TORCH_RULES.add([f"torch.{_k}", f"torch.Tensor.{_k}"], _reduction(kind))
+
+
+@rule("torch.argmax", "torch.Tensor.argmax", "torch.argmin", "torch.Tensor.argmin")
+def _argminmax(cx, x, dim=None, keepdim=False):
+    if arg_rank(cx) == 0:
+        return cx.target.full([], 0, cx.out_dtype())
+    fn = cx.target.argmax if cx.node.op.endswith("argmax") else cx.target.argmin
+    r = fn(x, None if dim is None else dim_axes(dim, arg_rank(cx)), keepdim)
+    return cast_to(cx, r, cx.out_dtype())
+
+
+@rule("torch.var", "torch.Tensor.var", "torch.std", "torch.Tensor.std")
+def _var(cx, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    t = cx.target
+    ax = dim_axes(dim, arg_rank(cx)) if dim is not None else None
+    mean = t.reduce("mean", x, ax, True)
+    d = x - mean
+    ssum = t.reduce("sum", d * d, ax, keepdim)
+    shape = cx.target.shape(x)
+    n = 1
+    for a in ax if isinstance(ax, tuple) else (range(len(shape)) if ax is None else (ax,)):
+        n = n * shape[a]
+    v = ssum / (n - correction)
+    return t.ew("sqrt", v) if "std" in cx.node.op else v
+
+
+@rule("torch.cumsum", "torch.Tensor.cumsum", "torch.cumprod", "torch.Tensor.cumprod")
+def _cumsum(cx, x, dim, *, dtype=None):
+    x = cast_to(cx, x, cx.out_dtype())
+    if arg_rank(cx) == 0:
+        return x
+    fn = cx.target.cumprod if "cumprod" in cx.node.op else cx.target.cumsum
+    return fn(x, dim_axes(dim, max(arg_rank(cx), 1)))
+
+
+@rule("torch.diff", "torch.Tensor.diff")
+def _diff(cx, x, n=1, dim=-1, prepend=None, append=None):
+    t = cx.target
+    ax = dim_axes(dim, arg_rank(cx))
+    parts = [p for p in (prepend, x, append) if p is not None]
+    if len(parts) > 1:
+        x = t.concat(parts, ax)
+    for _ in range(n):
+        size = t.shape(x)[ax]
+        hi = tuple(slice(1, None) if i == ax else slice(None) for i in range(arg_rank(cx)))
+        lo = tuple(slice(None, size - 1) if i == ax else slice(None) for i in range(arg_rank(cx)))
+        a, b = t.getitem(x, hi), t.getitem(x, lo)
+        x = t.ew("not_equal", a, b) if cx.out_spec().dtype == "bool" else a - b
+    return x
+
+
+@rule("torch.logsumexp", "torch.Tensor.logsumexp", "torch.special.logsumexp")
+def _logsumexp(cx, x, dim, keepdim=False):
+    t = cx.target
+    ax = dim_axes(dim, max(arg_rank(cx), 1)) if arg_rank(cx) else None
+    m = t.reduce("max", x, ax, True)
+    m = t.where(t.ew("isfinite", m), m, t.asarray(0, cx.out_dtype()))
+    r = t.ew("log", t.reduce("sum", t.ew("exp", x - m), ax, True)) + m
+    return r if keepdim or ax is None else t.squeeze(r, ax)
+
+
+@rule("torch.Tensor.sum_to_size")
+def _sum_to_size(cx, x, *size):
+    t = cx.target
+    size = size_args(size)
+    shape = list(t.shape(x))
+    lead = len(shape) - len(size)
+    if lead:
+        x = t.reduce("sum", x, tuple(range(lead)), False)
+    axes = tuple(i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1)
+    return t.reduce("sum", x, axes, True) if axes else x
+
+
+def _trapz_dx(cx, y, x, dx, ax, rank):
+    t = cx.target
+    if x is None:
+        return dx
+    xr = ref_rank(cx.ref_args[1])
+    if xr == 1:
+        d = t.getitem(x, slice(1, None)) - t.getitem(x, slice(0, -1))
+        return t.reshape(d, [-1 if i == ax else 1 for i in range(rank)])
+    hi = tuple(slice(1, None) if i == ax % xr else slice(None) for i in range(xr))
+    lo = tuple(slice(0, -1) if i == ax % xr else slice(None) for i in range(xr))
+    return t.getitem(x, hi) - t.getitem(x, lo)
+
+
+@rule("torch.trapezoid", "torch.trapz", "torch.cumulative_trapezoid")
+def _trapezoid(cx, y, x=None, *, dx=None, dim=-1):
+    t = cx.target
+    if x is not None and not is_array(x):
+        dx, x = x, None
+    dx = 1.0 if dx is None else dx
+    rank = arg_rank(cx)
+    ax = dim % rank
+    y = cast_to(cx, y, cx.out_dtype())
+    hi = tuple(slice(1, None) if i == ax else slice(None) for i in range(rank))
+    lo = tuple(slice(0, -1) if i == ax else slice(None) for i in range(rank))
+    avg = (t.getitem(y, hi) + t.getitem(y, lo)) * 0.5
+    parts = avg * _trapz_dx(cx, y, x, dx, ax, rank)
+    if "cumulative" in cx.node.op:
+        return t.cumsum(parts, ax)
+    return t.reduce("sum", parts, ax)
+
+
+@rule("torch.logcumsumexp", "torch.Tensor.logcumsumexp")
+def _logcumsumexp(cx, x, dim):
+    t, dt = cx.target, cx.out_dtype()
+    rank = arg_rank(cx)
+    if rank == 0:
+        return x
+    ax = dim % rank
+    m = t.reduce("max", x, ax, True)
+    m = t.where(t.ew("isfinite", m), m, t.asarray(0, dt))
+    return t.ew("log", t.cumsum(t.ew("exp", x - m), ax)) + m
+
+
+@rule("torch.cummax", "torch.Tensor.cummax", "torch.cummin", "torch.Tensor.cummin")
+def _cummax(cx, x, dim):
+    t = cx.target
+    rank = arg_rank(cx)
+    kind = "max" if "cummax" in cx.node.op else "min"
+    idt = cx.out_dtype(1)
+    if rank == 0:
+        return x, t.full([], 0, idt)
+    ax = dim % rank
+    xl, inv = to_last(cx, x, ax, rank)
+    n = t.shape(x)[ax]
+    if n == 0:  # guarded
+        return x, cast_to(cx, t.full(t.shape(x), 0, idt), idt)
+    dt = cx.dtype_of(x)
+    j = t.arange(0, n, 1, "int32")
+    upto = t.ew("less_equal", t.expand_dims(j, 0), t.expand_dims(j, 1))  # [i, j]: j <= i
+    if is_float_dtype(dt):
+        fill = t.asarray(-math.inf if kind == "max" else math.inf, dt)
+    else:
+        info = np.iinfo(dt) if dt != "bool" else None
+        if info is None:
+            raise NotImplementedError("cummax of bool")
+        fill = t.asarray(info.min if kind == "max" else info.max, dt)
+    grid = t.where(upto, t.expand_dims(xl, -2), fill)  # (..., i, j)
+    values = t.reduce(kind, grid, -1, False)
+    if is_float_dtype(dt):
+        nan_seen = t.reduce(
+            "any", t.ew("logical_and", upto, t.ew("isnan", t.expand_dims(xl, -2))), -1, False
+        )
+        values = t.where(nan_seen, t.asarray(math.nan, dt), values)
+        hit = t.ew("logical_or", t.ew("equal", t.expand_dims(xl, -2), t.expand_dims(values, -1)),
+                   t.ew("logical_and", t.ew("isnan", t.expand_dims(xl, -2)), t.expand_dims(nan_seen, -1)))  # fmt: skip
+    else:
+        hit = t.ew("equal", t.expand_dims(xl, -2), t.expand_dims(values, -1))
+    hit = t.ew("logical_and", hit, upto)
+    idx = t.reduce("max", t.where(hit, j, t.asarray(-1, "int32")), -1, False)
+    return back(cx, values, inv), cast_to(cx, back(cx, idx, inv), idt)
+
+
+@rule("torch.var_mean", "torch.std_mean")
+def _var_mean(cx, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    v = _var(cx, x, dim, unbiased, keepdim, correction=correction)
+    if isinstance(dim, bool):
+        dim = None
+    ax = dim_axes(dim, arg_rank(cx)) if dim is not None else None
+    return v, cx.target.reduce("mean", x, ax, keepdim)
+
+
+@rule("torch.count_nonzero", "torch.Tensor.count_nonzero")
+def _count_nonzero(cx, x, dim=None):
+    t = cx.target
+    nz = cast_to(cx, t.ew("not_equal", x, t.asarray(0, cx.dtype_of(x))), cx.out_dtype())
+    return t.reduce("sum", nz, dim_axes(dim, arg_rank(cx)))
+
+
+@rule("torch.nansum", "torch.Tensor.nansum", "torch.nanmean", "torch.Tensor.nanmean")
+def _nansum(cx, x, dim=None, keepdim=False, *, dtype=None):
+    t, dt = cx.target, cx.out_dtype()
+    x = cast_to(cx, x, dt)
+    if isinstance(dim, list | tuple) and not dim:
+        dim = None
+    ax = dim_axes(dim, arg_rank(cx))
+    if not is_float_dtype(dt):
+        s = t.reduce("sum", x, ax, keepdim)
+        return s if "nansum" in cx.node.op else s / 1
+    ok = t.ew("logical_not", t.ew("isnan", x))
+    s = t.reduce("sum", t.where(ok, x, t.asarray(0, dt)), ax, keepdim)
+    if "nansum" in cx.node.op:
+        return s
+    return s / t.reduce("sum", cast_to(cx, ok, dt), ax, keepdim)
+
+
+@rule("torch.aminmax", "torch.Tensor.aminmax")
+def _aminmax(cx, x, *, dim=None, keepdim=False):
+    t = cx.target
+    ax = dim_axes(dim, arg_rank(cx))
+    return t.reduce("min", x, ax, keepdim), t.reduce("max", x, ax, keepdim)
+
+
+@rule("torch.cov", "torch.Tensor.cov")
+def _cov(cx, x, *, correction=1, fweights=None, aweights=None):
+    """torch's cov: observation weights ``fweights * aweights``, the weighted mean, and the
+    normaliser ``sum(w) - correction`` (``- correction * sum(w * aweights) / sum(w)`` with
+    aweights), zeroed when not positive (inf / nan, as torch); squeezed like torch."""
+    t = cx.target
+    dt = cx.out_dtype()
+    x = cast_to(cx, x, dt)
+    if arg_rank(cx) < 2:
+        x = t.reshape(x, [1, -1])
+    w = None
+    for v in (fweights, aweights):
+        if v is not None:
+            v = cast_to(cx, v, dt)
+            w = v if w is None else w * v
+    if w is None:
+        norm = t.asarray(t.shape(x)[-1] - correction, dt)
+        xm = x - t.reduce("mean", x, 1, True)
+        c = t.matmul(xm, t.transpose(xm, [1, 0]))
+    else:
+        wsum = t.reduce("sum", w)
+        xm = x - t.expand_dims(t.reduce("sum", x * w, 1) / wsum, 1)
+        c = t.matmul(xm * w, t.transpose(xm, [1, 0]))
+        if aweights is not None and correction != 0:
+            norm = wsum - t.reduce("sum", w * cast_to(cx, aweights, dt)) * correction / wsum
+        else:
+            norm = wsum - correction
+    zero = t.asarray(0, dt)
+    norm = t.where(t.ew("less_equal", norm, zero), zero, norm)
+    c = c / norm
+    return t.reshape(c, []) if cx.out_spec().rank == 0 else c
+
+
+@rule("torch.corrcoef", "torch.Tensor.corrcoef")
+def _corrcoef(cx, x):
+    t = cx.target
+    c = _cov(cx, x)
+    if cx.out_spec().rank == 0:
+        return c / c
+    d = t.ew("sqrt", diagonal_of(cx, c, 0, 0, 1))
+    c = c / t.expand_dims(d, 1) / t.expand_dims(d, 0)
+    dt = cx.out_dtype()
+    return t.ew("minimum", t.ew("maximum", c, t.asarray(-1, dt)), t.asarray(1, dt))

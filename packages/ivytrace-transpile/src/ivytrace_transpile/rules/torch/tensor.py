@@ -1,0 +1,63 @@
+"""Rules for facts about a tensor (shape, size, dim, dtype, item) and dtype conversion
+(``to``, ``float``, ``long``, ...)."""
+
+from __future__ import annotations
+
+from .._common import cast_to, numel
+from ..registry import TORCH_RULES, rule
+
+__all__: list[str] = []
+
+
+@rule("torch.Tensor.shape")
+def _shape(cx, x):
+    return cx.target.shape(x)
+
+
+@rule("torch.Tensor.size")
+def _size(cx, x, dim=None):
+    shape = cx.target.shape(x)
+    return shape if dim is None else shape[dim]
+
+
+@rule("torch.Tensor.dim", "torch.Tensor.ndim", "torch.Tensor.ndimension")
+def _dim(cx, x):
+    return len(cx.ref_args[0].shape)
+
+
+@rule("torch.Tensor.dtype", "torch.Tensor.device", "torch.Tensor.is_floating_point",
+      "torch.is_floating_point", "torch.Tensor.requires_grad", "torch.Tensor.layout",
+      "torch.Tensor.is_cuda", "torch.Tensor.element_size")  # fmt: skip
+def _static_fact(cx, x, *a, **k):
+    return cx.ref_out
+
+
+@rule("torch.Tensor.numel", "torch.numel")
+def _numel_rule(cx, x):
+    return numel(cx, x)
+
+
+@rule("torch.Tensor.__bool__")
+def _bool(cx, x):
+    return bool(x)
+
+
+@rule("torch.Tensor.item")
+def _item(cx, x):
+    return x.item() if hasattr(x, "item") else x.numpy().item()
+
+
+@rule("torch.Tensor.contiguous", "torch.Tensor.detach", "torch.Tensor.clone", "torch.clone",
+      "torch.Tensor.cpu", "torch.detach", "torch.Tensor.requires_grad_")  # fmt: skip
+def _identity(cx, x, *a, **k):
+    return x
+
+
+@rule("torch.Tensor.to", "torch.Tensor.type")
+def _to(cx, x, *args, **kwargs):
+    return cast_to(cx, x, cx.out_dtype())
+
+
+for _name, _dt in {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
+                   "int": "int32", "bool": "bool", "bfloat16": "bfloat16"}.items():  # fmt: skip
+    TORCH_RULES.add(f"torch.Tensor.{_name}", lambda cx, x, *a, **k: cast_to(cx, x, cx.out_dtype()))
