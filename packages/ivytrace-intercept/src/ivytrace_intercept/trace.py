@@ -249,6 +249,9 @@ def trace(
             leaves += flatten(a, is_dynamic, opaque=is_opaque)[0]
             names += _leaf_names(t, k)
 
+    leaves, args, kwargs = _unalias(
+        leaves, names, args, kwargs, arg_parts, kw_parts, is_dynamic, is_opaque
+    )
     stateful_pairs: list[tuple[Any, Value]] = []
     for leaf, nm in zip(leaves, names):
         if is_opaque(leaf):
@@ -304,6 +307,7 @@ def trace(
             output = fn(*args, **kwargs)
         except Exception as exc:
             exc.add_note(f"(raised while ivytrace was tracing {name!r}; nothing was left patched)")
+            rec.close()  # no cycle through the hooks while the traceback lives
             raise
         finally:
             rec.finished = True
@@ -325,6 +329,7 @@ def trace(
         made_by="ivytrace_intercept.trace",
     )
     graph = b.build(tuple(outputs), out_tree, in_tree, meta).replace(arg_names=arg_names)
+    rec.close()  # the hooks detached: the recorder is freed with the trace (no cycle)
     if check_sizes:
         graph = _check_sizes(
             graph, fn, args_in, kwargs_in, arg_parts, kw_parts, is_dynamic, is_opaque, leaves,
@@ -369,6 +374,75 @@ def _check_sizes(
     return pin_baked_sizes(graph, leaves, rebuild, retrace, fn, mode)
 
 
+def _unalias(
+    leaves: list[Any],
+    names: list[str],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    arg_parts: list[TreeDef],
+    kw_parts: list[TreeDef],
+    is_dynamic: Any,
+    is_opaque: Any,
+) -> tuple[list[Any], tuple[Any, ...], dict[str, Any]]:
+    """One array passed as several inputs (``f(x, mask, mask)``) handed to ``fn`` as distinct
+    objects, one per input, so that each parameter's uses are recorded against its own input.
+
+    Values are named by identity: with one object behind two inputs, every use would be tied
+    to one of them, and a later call with two different arrays would be answered wrongly.
+    Which input a use of a shared object belongs to cannot be known afterwards, but it is
+    known before the call: the code reaches an input through its parameter. So each repeat
+    is replaced by a new object of the same value -- a view sharing the memory for torch and
+    numpy (writes through one input are still seen through the other, as the graph's replayed
+    in-place calls see them when the caller passes one array twice again), a copy for the
+    immutable jax and TensorFlow arrays. The one thing the function can observe is identity
+    (``m1 is m2`` is now false). An array that can be neither viewed nor copied without
+    changing what it is (a ``tf.Variable``) is refused, naming both inputs.
+    """
+    first: dict[int, tuple[Any, str]] = {}
+    new: list[Any] = []
+    for leaf, nm in zip(leaves, names):
+        if is_opaque(leaf):
+            new.append(leaf)
+            continue
+        seen = first.get(id(leaf))
+        if seen is not None and seen[0] is leaf:
+            leaf = _distinct(leaf, seen[1], nm)
+        first.setdefault(id(leaf), (leaf, nm))
+        new.append(leaf)
+    if all(a is b for a, b in zip(new, leaves)):
+        return leaves, args, kwargs
+    it = iter(new)
+
+    def swap(a: Any, t: TreeDef) -> Any:
+        if t.kind == "static":
+            return a
+        found, tree = flatten(a, is_dynamic, opaque=is_opaque)
+        return unflatten(tree, [next(it) for _ in found])
+
+    new_args = tuple(swap(a, t) for a, t in zip(args, arg_parts))
+    new_kwargs = {k: swap(a, t) for (k, a), t in zip(kwargs.items(), kw_parts)}
+    return new, new_args, new_kwargs
+
+
+def _distinct(leaf: Any, first: str, again: str) -> Any:
+    """A new object standing for the same array as ``leaf`` (see :func:`_unalias`)."""
+    fw = framework_of(leaf)
+    cls = type(leaf)
+    if fw == "torch":
+        return leaf.view_as(leaf)
+    if fw == "numpy":
+        return leaf.view() if isinstance(leaf, sys.modules["numpy"].ndarray) else leaf.copy()
+    if fw == "jax" and hasattr(leaf, "copy"):
+        return leaf.copy()
+    if fw == "tensorflow" and "Variable" not in cls.__name__:
+        tf = sys.modules["tensorflow"]
+        return tf.identity(leaf)
+    raise TraceError(
+        f"inputs {first!r} and {again!r} are one {cls.__qualname__} object; ivytrace names values "
+        "by identity and cannot tell which input each use belongs to: pass distinct arrays"
+    )
+
+
 def _code_of(fn: Any) -> frozenset[Any]:
     """The traced function's own code object(s): the user's lines wherever they live."""
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
@@ -394,7 +468,19 @@ def _module_binder(interceptors: list[Interceptor], framework: str) -> ModuleBin
 
 def _warn_live_outputs(tree: TreeDef, name: str) -> None:
     """Outputs ivytrace cannot see into (a ``DynamicCache``, any custom object) are returned
-    as the very objects made while tracing: say so, instead of baking them in silently."""
+    as the very objects made while tracing: say so, instead of baking them in silently.
+    A generator (or coroutine) is refused: its body runs only as it is iterated, after the
+    trace has ended, so nothing it computes is in the graph and the graph would hand back the
+    one generator made while tracing (stale on the first call, empty on the second)."""
+    value = tree.value if tree.kind == "static" else None
+    if inspect.isgenerator(value) or inspect.iscoroutine(value) or inspect.isasyncgen(value):
+        if not inspect.isasyncgen(value):
+            value.close()
+        raise TraceError(
+            f"{name!r} returned a {type(value).__name__}, whose body runs only as it is iterated, "
+            "after tracing has ended: ivytrace cannot record it. Trace a function that consumes "
+            f"it instead, e.g. trace_graph(lambda *a, **k: tuple({name}(*a, **k)), ...)"
+        )
     if tree.kind == "static" and not isinstance(tree.value, _PLAIN):
         warnings.warn(
             f"{name!r} returned a {type(tree.value).__qualname__}, which is neither an array nor a "
