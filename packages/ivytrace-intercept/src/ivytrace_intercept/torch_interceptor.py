@@ -16,7 +16,16 @@ import threading
 import types
 from typing import Any
 
-from ivytrace_ir import LEAF, NodeMeta, ObjectSpec, Symbol, TreeDef, Value, spec_of
+from ivytrace_ir import (
+    DEFAULT_ALLOWLIST,
+    LEAF,
+    NodeMeta,
+    ObjectSpec,
+    Symbol,
+    TreeDef,
+    Value,
+    spec_of,
+)
 from ivytrace_ir.opfacts import CONVERSION_DUNDERS, draws_random, name_mutates
 
 from .base import LEAVING, holds_array
@@ -44,6 +53,7 @@ def torch_names() -> dict[Any, str]:
     import torch.nn.functional as F
 
     table: dict[Any, str] = {}
+    aliases: dict[str, list[str]] = {}
 
     def add(ns: Any, prefix: str) -> None:
         for attr in dir(ns):
@@ -58,9 +68,18 @@ def torch_names() -> dict[Any, str]:
             ):
                 continue
             try:
-                table.setdefault(obj, f"{prefix}.{attr}")
+                known = table.setdefault(obj, f"{prefix}.{attr}")
             except TypeError:  # unhashable
                 continue
+            if (
+                known != f"{prefix}.{attr}"
+                and known.startswith(f"{prefix}.")
+                and not known.endswith("__")
+            ):
+                # Aliases in one namespace (``dsmm``, ``mm`` and ``spmm`` are one callable
+                # for the table, which compares them equal): all kept, and the call is
+                # named by the one it was made through (see ``torch_name_of``).
+                aliases.setdefault(known, [known]).append(f"{prefix}.{attr}")
 
     add(torch.Tensor, "torch.Tensor")
     add(F, "torch.nn.functional")
@@ -70,7 +89,55 @@ def torch_names() -> dict[Any, str]:
             mod = getattr(mod, part)
         add(mod, f"torch.{sub}")
     add(torch, "torch")
+    _ALIASES.update({k: tuple(v) for k, v in aliases.items()})
     return table
+
+
+_ALIASES: dict[str, tuple[str, ...]] = {}
+"""A name of ``torch_names`` -> the other public names of the same callable in its
+namespace, filled once with that table (read-only afterwards)."""
+
+
+def _canonical(hit: str, func: Any) -> str:
+    """Among aliases of one callable, the name it was called by (``torch.mm``, not the
+    alphabetically first ``torch.dsmm``); else the table's name."""
+    alts = _ALIASES.get(hit)
+    called = getattr(func, "__name__", None)
+    if alts and called:
+        for alt in alts:
+            if alt.rsplit(".", 1)[1] == called:
+                return alt
+    return hit
+
+
+def _private_or_aten_name(func: Any) -> str | None:
+    """``torch.ops.aten.<op>.<overload>`` for an aten operator overload (or packet), and
+    ``torch._name`` for a private torch function bound to an aten op (``torch._weight_norm``,
+    ``torch._assert_async``); ``None`` for anything else."""
+    import torch
+
+    if isinstance(func, torch._ops.OpOverload):
+        if func.namespace != "aten":
+            return None
+        packet = func._schema.name.split("::", 1)[1]
+        name = f"torch.ops.aten.{packet}.{func._overloadname}"
+        return name if DEFAULT_ALLOWLIST.allows(name) else None
+    if isinstance(func, torch._ops.OpOverloadPacket):
+        name = f"torch.ops.aten.{func.__name__}"
+        ok = func._qualified_op_name.startswith("aten::") and DEFAULT_ALLOWLIST.allows(name)
+        return name if ok else None
+    name = getattr(func, "__name__", None)
+    if (
+        isinstance(name, str)
+        and name.startswith("_")
+        and not name.startswith("__")
+        and isinstance(func, types.BuiltinFunctionType)
+        and getattr(torch._C._VariableFunctions, name, None) is func
+        and getattr(torch, name, None) is func
+        and DEFAULT_ALLOWLIST.allows(f"torch.{name}")  # not a process switch, print...
+    ):
+        return f"torch.{name}"
+    return None
 
 
 @functools.lru_cache(maxsize=1)
@@ -94,7 +161,7 @@ def torch_name_of(func: Any) -> str | None:
     except TypeError:
         hit = None
     if hit is not None:
-        return hit
+        return _canonical(hit, func) if hit in _ALIASES else hit
     owner = getattr(func, "__self__", None)
     if getattr(func, "__name__", "") == "__get__" and owner is not None:
         # A property of Tensor (``x.shape``, ``x.T``): the descriptor is the key.
@@ -102,7 +169,7 @@ def torch_name_of(func: Any) -> str | None:
             attr = getattr(owner, "__name__", None)
             if attr:
                 return f"{base}.{attr}"
-    return None
+    return _private_or_aten_name(func)
 
 
 class TorchInterceptor:

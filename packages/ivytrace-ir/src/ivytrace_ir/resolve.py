@@ -133,6 +133,30 @@ _ROOTS = ("torch", "tensorflow", "keras", "jax", "numpy", "operator", "math", "b
 _ALSO_FRAMEWORK = frozenset({"jaxlib", "ml_dtypes", "keras", "tf_keras", "_operator"})
 
 
+# torch's operator namespace and its private functions: named as torch itself names them
+# (``torch.ops.aten.add.Tensor``, ``torch._weight_norm``), allowed only when what the name
+# resolves to is an aten operator (checked after import, ``_torch_op_only``). Words that
+# mark a process switch, printing or file access are refused inside them.
+_ATEN_PREFIX = "torch.ops.aten."
+_TORCH_PRIVATE_DENIED = (
+    "set_", "print", "use_", "cufft", "debug", "available", "file", "save", "load",
+)  # fmt: skip
+
+
+def _is_torch_op_name(parts: list[str]) -> bool:
+    """``torch.ops.aten.<op>[.<overload>]`` or ``torch._<name>``: import-free shape check."""
+    if parts[:3] == ["torch", "ops", "aten"] and len(parts) in (4, 5):
+        words = parts[3:]
+    elif len(parts) == 2 and parts[0] == "torch" and parts[1].startswith("_"):
+        words = [parts[1]]
+    else:
+        return False
+    return not any(
+        w.startswith("__") or w in _DENIED_NAMES or any(bad in w for bad in _TORCH_PRIVATE_DENIED)
+        for w in words
+    )
+
+
 def check_name(name: str, allow: Allowlist) -> tuple[str, str]:
     """Syntactic and namespace checks of ``name``; returns (owner, attribute). Imports nothing."""
     if not isinstance(name, str) or not name:
@@ -141,6 +165,8 @@ def check_name(name: str, allow: Allowlist) -> tuple[str, str]:
     if len(parts) < 2 or any(not p.isidentifier() or keyword.iskeyword(p) for p in parts):
         raise OpNameError(f"{name!r} is not a dotted Python name")
     owner, attr = ".".join(parts[:-1]), parts[-1]
+    if "torch" in allow.namespaces and _is_torch_op_name(parts):
+        return owner, attr
     for p in parts[:-1]:
         if p.startswith("_"):
             raise OpNameError(f"{name!r} goes through a private name ({p!r}); refused")
@@ -187,6 +213,8 @@ def _resolve_cached(name: str, allow: Allowlist) -> Any:
         raise OpNameError(f"{name!r} does not exist in this process ({exc})") from None
     if isinstance(obj, types.ModuleType):
         raise OpNameError(f"{name!r} is a module, not an operation or symbol")
+    if _is_torch_op_name(name.split(".")) and not _torch_op_only(obj, name):
+        raise OpNameError(f"{name!r} is not an aten operator; refused")
     mod = getattr(obj, "__module__", None)
     if isinstance(owner, types.ModuleType) and isinstance(mod, str) and root in _ROOTS:
         # A module attribute that is really a foreign object (``numpy.os``-style re-exports).
@@ -194,6 +222,20 @@ def _resolve_cached(name: str, allow: Allowlist) -> Any:
         if top not in _ROOTS and top not in _ALSO_FRAMEWORK:
             raise OpNameError(f"{name!r} resolves to {mod}.{attr}, outside the framework; refused")
     return obj
+
+
+def _torch_op_only(obj: Any, name: str) -> bool:
+    """What a ``torch.ops.aten`` or private torch name may resolve to: an aten operator
+    overload or packet, or a builtin bound to one (``torch._C._VariableFunctions``)."""
+    import torch  # the name is torch's: torch is being imported for it anyway
+
+    if name.startswith(_ATEN_PREFIX):
+        return isinstance(obj, torch._ops.OpOverload | torch._ops.OpOverloadPacket)
+    attr = name.rsplit(".", 1)[1]
+    return (
+        isinstance(obj, types.BuiltinFunctionType)
+        and getattr(torch._C._VariableFunctions, attr, None) is obj
+    )
 
 
 def resolve(name: str, allow: Allowlist = DEFAULT_ALLOWLIST) -> Any:

@@ -48,6 +48,7 @@ from ivytrace_ir import (
 from ivytrace_passes import default_pipeline, run_pipeline
 from ivytrace_passes.interpret import call_node, eval_arg, tree_leaves
 
+from .decompose import decomposition_gap, needs_decomposition, with_decompositions
 from .errors import NodeCheck, TranspileError, UnsupportedOpsError, ValidationError
 from .targets import Target, get_target, remembering_transposes
 
@@ -158,16 +159,40 @@ class Translation:
     spec) (``TraceResult.module_args``): names for the written classes' parameters."""
 
 
-def _missing_rules(graph: Graph, rules: Mapping[str, Rule]) -> dict[str, list[Any]]:
+def _missing_rules(
+    graph: Graph, rules: Mapping[str, Rule], ref: Mapping[int, Any] | None = None
+) -> tuple[dict[str, list[Any]], dict[str, str]]:
+    """Every op with no rule (with the user's lines), and for those the decomposition
+    fallback cannot reach either, why not (op -> reason). ``ref``: the reference run's
+    values, on which each op left to the fallback is decomposed (cached: the translated run
+    reuses it)."""
     missing: dict[str, list[Any]] = collections.defaultdict(list)
+    reasons: dict[str, str] = {}
     for node in graph.nodes:
-        if node.op not in rules and node.op not in STRUCTURAL:
+        if node.op in STRUCTURAL:
+            continue
+        if node.op not in rules:
             missing[node.op].append(node.meta.source)
-    return dict(missing)
+        elif ref is not None and needs_decomposition(rules, node.op):
+            why = decomposition_gap(
+                node,
+                tuple(eval_arg(a, ref, graph.constants) for a in node.args),
+                {k: eval_arg(v, ref, graph.constants) for k, v in node.kwargs},
+            )
+            if why is not None:
+                missing[node.op].append(node.meta.source)
+                reasons.setdefault(node.op, why)
+    return dict(missing), reasons
 
 
-def unsupported_report(missing: Mapping[str, list[Any]], target: str, name: str) -> str:
-    """The one message that lists every op without a rule, with counts and lines."""
+def unsupported_report(
+    missing: Mapping[str, list[Any]],
+    target: str,
+    name: str,
+    reasons: Mapping[str, str] | None = None,
+) -> str:
+    """The one message that lists every op without a rule, with counts and lines (and,
+    where PyTorch's decompositions were tried, why they did not reach it)."""
     lines = [
         f"cannot translate {name!r} to {target}: {len(missing)} op(s) have no translation "
         f"rule ({sum(len(v) for v in missing.values())} call(s)):"
@@ -176,6 +201,12 @@ def unsupported_report(missing: Mapping[str, list[Any]], target: str, name: str)
         where = sorted({f"{loc}: {loc.code}" for loc in locs if loc is not None})
         shown = "; ".join(where[:3]) + (f"; ... {len(where) - 3} more" if len(where) > 3 else "")
         lines.append(f"  {op}  x{len(locs)}" + (f"  at {shown}" if shown else ""))
+        if reasons and op in reasons:
+            lines.append(f"      {reasons[op]}")
+    lines.append(
+        "A translation rule for an op (rules/torch/<family>.py), or for the aten ops PyTorch "
+        "decomposes it into (rules/torch/aten.py), would make it work."
+    )
     return "\n".join(lines)
 
 
@@ -317,11 +348,12 @@ def translate_graph(
     """Translate ``graph`` (a source-framework graph traced on ``args``/``kwargs``) into
     ``target`` with ``rules``; check every node against the source run."""
     name = graph.meta.name
-    missing = _missing_rules(graph, rules)
-    if missing:
-        raise UnsupportedOpsError(unsupported_report(missing, target, name), missing)
-    tgt = get_target(target)
+    rules = with_decompositions(rules)  # torch ops with no rule: PyTorch's decompositions
     ref = _reference_run(graph, args, kwargs)
+    missing, why = _missing_rules(graph, rules, ref)
+    if missing:
+        raise UnsupportedOpsError(unsupported_report(missing, target, name, why), missing)
+    tgt = get_target(target)
     paths, state = _state_paths(graph, ref)
     params = {k: to_target(v, tgt) for k, v in state.items()}
     consts = {i: to_target(c.data, tgt) for i, c in enumerate(graph.constants)}
