@@ -88,7 +88,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_target_arguments(transpile)
     transpile.add_argument(
-        "--target", dest="to", choices=("tensorflow", "jax", "numpy"), default="tensorflow"
+        "--target",
+        dest="to",
+        choices=("tensorflow", "jax", "numpy"),
+        default="tensorflow",
+        help="the framework to translate to (default: %(default)s)",
     )
     transpile.add_argument(
         "-o", "--output", metavar="DIR", default="Translated_Outputs", help="output folder"

@@ -1,4 +1,4 @@
-"""The bodies of ``ivytrace show``, ``ivytrace trace`` and (to come) ``ivytrace transpile``,
+"""The bodies of ``ivytrace show``, ``ivytrace trace`` and ``ivytrace transpile``,
 and their progress display (rich when it is installed, else plain lines on stderr)."""
 
 from __future__ import annotations
@@ -168,8 +168,11 @@ def _resolve(ns: argparse.Namespace) -> tuple[Target, tuple[Any, ...], dict[str,
     return target, args, kwargs
 
 
-def summary(graph: ir.Graph) -> list[str]:
-    """A few lines describing a graph: counts, the most used ops, the passes."""
+def summary(graph: ir.Graph, after: str = "after the passes") -> list[str]:
+    """A few lines describing a graph: counts, the most used ops, the passes. Where the
+    graph was changed after its last pass (a translation stores weights in the target's
+    layout), a last row says so, so that the table ends at the count the first line gives;
+    ``after`` names that step."""
     ops = Counter(op for op in graph.ops if not op.startswith("ivytrace."))
     structural = len(graph.nodes) - sum(ops.values())
     lines = [
@@ -186,6 +189,9 @@ def summary(graph: ir.Graph) -> list[str]:
             f"  pass {r.name:18} {r.nodes_before:5} -> {r.nodes_after:5} nodes "
             f"{r.seconds * 1e3:8.1f} ms  {r.note}"
         )
+    last = graph.meta.history[-1].nodes_after if graph.meta.history else None
+    if last is not None and last != len(graph.nodes):
+        lines.append(f"  {after:23} {last:5} -> {len(graph.nodes):5} nodes")
     return lines
 
 
@@ -194,6 +200,8 @@ def run_trace(ns: argparse.Namespace) -> int:
     from .graph import Graph
     from .viz import pipeline_stages, pipeline_to_html, to_html
 
+    for path in (ns.output, ns.html, ns.passes_html):
+        _check_folder(path)  # before the model is built: a typo costs no trace
     progress = Progress(total=3, enabled=not ns.quiet)
     try:
         with progress.step("building the model and example inputs"):
@@ -228,6 +236,16 @@ def run_trace(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _check_folder(path: str | None) -> None:
+    """Refuse an output file whose folder does not exist, naming the folder (the writer's
+    temporary file would otherwise be what the error names)."""
+    if path is None:
+        return
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise CliError(f"cannot write {path}: the folder {folder} does not exist")
+
+
 def _trace(target: Target, args: tuple[Any, ...], kwargs: dict[str, Any], ns: Any) -> Any:
     from ivytrace_intercept import trace
 
@@ -250,6 +268,7 @@ def run_show(ns: argparse.Namespace) -> int:
     if ns.html:
         from .viz import to_html
 
+        _check_folder(ns.html)
         to_html(graph, ns.html)
         print(f"graph page: {ns.html}")
         return 0
@@ -276,7 +295,7 @@ def run_transpile(ns: argparse.Namespace) -> int:
     package = tm.save(out_dir)
     checks = tm.translation.checks
     worst = max((c.max_abs_err for c in checks), default=0.0)
-    print("\n".join(summary(graph)))
+    print("\n".join(summary(graph, "weights in target layout")))
     print(
         f"validated {len(checks)} nodes against {tm.source_framework}: all agree, max abs err {worst:.3g}"
     )

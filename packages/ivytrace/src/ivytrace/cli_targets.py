@@ -238,6 +238,7 @@ def hf_model(class_name: str, config: dict[str, Any], *, train: bool = False) ->
     cls = getattr(transformers, class_name, None)
     if not isinstance(cls, type) or not hasattr(cls, "config_class"):
         raise CliError(f"transformers has no model class {class_name!r}")
+    _check_config_keys(cls.config_class, config, class_name)
     try:
         cfg = cls.config_class(**config)
         model = cls(cfg)
@@ -245,6 +246,50 @@ def hf_model(class_name: str, config: dict[str, Any], *, train: bool = False) ->
         raise CliError(f"cannot build {class_name} from its config: {exc}") from None
     _set_mode(model, train)
     return Target(model, class_name)
+
+
+def config_keys(config_class: type) -> set[str]:
+    """The keys a transformers config class knows: its own and its bases' constructor
+    parameters, its ``attribute_map`` and the attributes of a default instance (a ``_name``
+    counted as ``name`` too: ``attn_implementation``)."""
+    import inspect
+
+    known: set[str] = set(getattr(config_class, "attribute_map", {}) or {})
+    for klass in config_class.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            params = inspect.signature(init).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        known |= {p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+    try:
+        default = config_class()
+    except Exception:
+        default = None
+    if default is not None:
+        for n in [*vars(default), *dir(default)]:
+            if not n.startswith("__"):
+                known.add(n.lstrip("_"))
+    known.discard("self")
+    return known
+
+
+def _check_config_keys(config_class: type, config: dict[str, Any], class_name: str) -> None:
+    """Refuse a key the config class does not know (transformers keeps unknown keys as
+    attributes silently, so a misspelled ``hiddensize=128`` would build the full-size model)."""
+    import difflib
+
+    known = config_keys(config_class)
+    for key in config:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            raise CliError(
+                f"--config: {config_class.__name__} (the config of {class_name}) has no key "
+                f"{key!r}{hint}"
+            )
 
 
 def default_hf_inputs(model: Any) -> list[InputSpec]:
