@@ -53,9 +53,12 @@ __all__ = [
     "Structural",
     "draw_kind",
     "draws_random",
+    "inplace_spelling",
     "is_view",
+    "method_spelling",
     "name_mutates",
     "op_record",
+    "operator_named",
 ]
 
 CallKind = Literal["structural", "operator", "conversion", "builtin", "attribute"]
@@ -220,11 +223,13 @@ class Operator:
     """The method Python calls on the left operand (``__add__``)."""
     reflected: str = ""
     """The method Python calls on the right operand (``__radd__``): written swapped."""
+    inplace: str = ""
+    """The augmented-assignment method (``__iadd__``): changes the left operand in place."""
 
 
 OPERATORS: tuple[Operator, ...] = (
     *(
-        Operator(sym, 2, getattr(operator, name), (name,), f"__{d}__", f"__r{d}__")
+        Operator(sym, 2, getattr(operator, name), (name,), f"__{d}__", f"__r{d}__", f"__i{d}__")
         for sym, name, d in (
             ("+", "add", "add"), ("-", "sub", "sub"), ("*", "mul", "mul"),
             ("@", "matmul", "matmul"), ("/", "truediv", "truediv"),
@@ -287,6 +292,43 @@ BUILTIN_DUNDERS: Mapping[str, str] = MappingProxyType(
     }
 )
 """Array dunders written as a call of a builtin (``x.__abs__()`` is ``abs(x)``)."""
+
+
+# ------------------------------------------------------------------ spellings
+_METHOD_OWNERS = MappingProxyType({"torch": "torch.Tensor"})
+"""Framework namespace -> the array class whose methods repeat its functions' names."""
+
+_INPLACE_SUFFIX = MappingProxyType({"torch": "_"})
+"""Framework -> the suffix that names an op's in-place form (``add`` -> ``add_``)."""
+
+
+def method_spelling(op: str) -> str | None:
+    """The array-method spelling of a top-level framework function, or of a dunder given
+    as ``<framework>.__add__``: ``torch.add`` -> ``torch.Tensor.add``, ``torch.__add__`` ->
+    ``torch.Tensor.__add__``; ``None`` for a name in a submodule or a framework without one.
+    Whether the method exists is the framework's to say."""
+    namespace, _, attr = op.rpartition(".")
+    owner = _METHOD_OWNERS.get(namespace)
+    return f"{owner}.{attr}" if owner else None
+
+
+def inplace_spelling(op: str) -> str | None:
+    """The name of ``op``'s in-place form by its framework's naming rule (``torch.add`` ->
+    ``torch.add_``, ``torch.Tensor.__add__`` -> ``torch.Tensor.__iadd__``), the form
+    :func:`op_record` says changes argument 0; ``None`` when the rule names none. Whether the
+    form exists is the framework's to say."""
+    namespace, _, attr = op.rpartition(".")
+    if attr.startswith("__") and attr.endswith("__"):
+        o = _BY_DUNDER.get(attr)
+        return f"{namespace}.{o[0].inplace}" if o and not o[1] and o[0].inplace else None
+    suffix = _INPLACE_SUFFIX.get(op.split(".", 1)[0])
+    return f"{op}{suffix}" if suffix and not attr.endswith(suffix) else None
+
+
+def operator_named(name: str) -> Operator:
+    """The Python operator of :data:`OPERATORS` called ``name`` in the :mod:`operator`
+    module (``add``, ``truediv``, ``neg``)."""
+    return _BY_OPERATOR_NAME[name]
 
 
 # ------------------------------------------------------------------ views
@@ -520,7 +562,8 @@ def _mutates(op: str, attr: str) -> tuple[int, ...]:
         return (INPLACE_OPS[op],)
     if attr in INPLACE_DUNDERS:
         return (0,)
-    if op.startswith("torch.") and attr.endswith("_") and not attr.endswith("__"):
+    suffix = _INPLACE_SUFFIX.get(op.split(".", 1)[0])
+    if suffix and attr.endswith(suffix) and not attr.endswith("__"):
         return (0,)
     return ()
 

@@ -11,8 +11,7 @@ from ..registry import TORCH_RULES, rule
 __all__: list[str] = []
 
 
-@rule("torch.conj", "torch.Tensor.conj", "torch.conj_physical", "torch.Tensor.conj_physical",
-      "torch.real", "torch.Tensor.real")  # fmt: skip
+@rule("torch.conj", "torch.conj_physical", "torch.real", method=True)
 def _real_identity(cx, x):
     if is_float_dtype(cx.out_dtype()) and cx.out_dtype().startswith("complex"):
         raise NotImplementedError("complex tensors")
@@ -24,12 +23,12 @@ def _h(cx, x):
     return cx.target.transpose(x, [1, 0]) if arg_rank(cx) == 2 else x
 
 
-@rule("torch.isreal", "torch.Tensor.isreal")
+@rule("torch.isreal", method=True)
 def _isreal(cx, x):
     return cx.target.full(cx.target.shape(x), True, "bool")
 
 
-@rule("torch.angle", "torch.Tensor.angle")
+@rule("torch.angle", method=True)
 def _angle(cx, x):
     t, dt = cx.target, cx.out_dtype()
     x = cast_to(cx, x, dt)
@@ -38,7 +37,7 @@ def _angle(cx, x):
     return t.where(t.ew("isnan", x), x, r)
 
 
-@rule("torch.sgn", "torch.Tensor.sgn")
+@rule("torch.sgn", method=True)
 def _sgn(cx, x):
     return cx.target.ew("sign", x)
 

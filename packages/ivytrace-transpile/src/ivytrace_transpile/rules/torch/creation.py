@@ -145,7 +145,7 @@ def _scalar_tensor(
     return cx.target.asarray(s, cx.out_dtype())
 
 
-@rule("torch.fill", "torch.Tensor.fill_", "torch.fill_", "torch.zero_", "torch.Tensor.zero_")
+@rule("torch.fill", "torch.Tensor.fill_", "torch.zero_", "torch.Tensor.zero_", inplace="all")
 def _fill(cx, x, value=0):
     t, dt = cx.target, cx.out_dtype()
     if is_array(value):

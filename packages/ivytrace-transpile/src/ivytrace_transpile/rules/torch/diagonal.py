@@ -9,7 +9,7 @@ from ..registry import rule
 __all__: list[str] = []
 
 
-@rule("torch.tril", "torch.Tensor.tril", "torch.triu", "torch.Tensor.triu")
+@rule("torch.tril", "torch.triu", method=True)
 def _tri(cx, x, diagonal=0):
     t = cx.target
     shape = t.shape(x)
@@ -32,7 +32,7 @@ def _diagonal(cx, x, offset=0, dim1=None, dim2=None):
     return diagonal_of(cx, x, offset, dim1, dim2)
 
 
-@rule("torch.trace", "torch.Tensor.trace")
+@rule("torch.trace", method=True)
 def _trace(cx, x):
     d = diagonal_of(cx, cast_to(cx, x, cx.out_dtype()), 0, 0, 1)
     return cx.target.reduce("sum", d)
@@ -54,7 +54,7 @@ def _embed(cx, x, offset):
     return t.where(mask, src, t.asarray(0, dt))
 
 
-@rule("torch.diag_embed", "torch.Tensor.diag_embed")
+@rule("torch.diag_embed", method=True)
 def _diag_embed(cx, x, offset=0, dim1=-2, dim2=-1):
     rank = cx.out_spec().rank
     if (dim1 % rank, dim2 % rank) != (rank - 2, rank - 1):
@@ -62,14 +62,14 @@ def _diag_embed(cx, x, offset=0, dim1=-2, dim2=-1):
     return _embed(cx, x, offset)
 
 
-@rule("torch.diag", "torch.Tensor.diag")
+@rule("torch.diag", method=True)
 def _diag(cx, x, diagonal=0):
     if arg_rank(cx) == 1:
         return _embed(cx, x, diagonal)
     return diagonal_of(cx, x, diagonal, 0, 1)
 
 
-@rule("torch.diagflat", "torch.Tensor.diagflat")
+@rule("torch.diagflat", method=True)
 def _diagflat(cx, x, offset=0):
     t = cx.target
     n = numel(cx, x) + abs(offset)

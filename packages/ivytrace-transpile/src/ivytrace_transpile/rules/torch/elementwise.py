@@ -30,11 +30,39 @@ _UNARY = {
 }  # fmt: skip
 
 
+_NO_INPLACE = frozenset({"isnan", "isinf", "isfinite", "signbit", "maximum", "minimum", "fmax",
+                         "fmin", "logaddexp"})  # fmt: skip
+"""Ops of the tables here that torch has no in-place form of."""
+_METHOD_INPLACE_ONLY = frozenset({"sign", "logical_not", "bitwise_not", "absolute", "lgamma",
+                                  "digamma"})  # fmt: skip
+"""Unary ops whose in-place form is a Tensor method only (``x.sign_()``, no ``torch.sign_``);
+the other unary ops also have ``torch.exp_``."""
+_OPERATOR = {
+    "neg": "neg", "bitwise_not": "invert", "add": "add", "sub": "sub", "mul": "mul",
+    "true_divide": "truediv", "pow": "pow", "floor_divide": "floordiv", "eq": "eq", "ne": "ne",
+    "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
+}  # fmt: skip
+"""The torch op that a Python operator's dunders (``__add__``, ``__iadd__``, ``__radd__``)
+are spelled as, by the operator's name in :data:`ivytrace_ir.opfacts.OPERATORS`."""
+
+
+def _inplace(name: str) -> bool | str:
+    if name in _NO_INPLACE:
+        return False
+    return True if name in _METHOD_INPLACE_ONLY else "all"
+
+
 for _t, _n in _UNARY.items():
-    names = [f"torch.{_t}"]
-    if "." not in _t:
-        names += [f"torch.Tensor.{_t}", f"torch.Tensor.{_t}_", f"torch.{_t}_"]
-    TORCH_RULES.add(names, ew_unary(_n))
+    if "." in _t:  # torch.special.*: no method, no in-place form
+        TORCH_RULES.add(f"torch.{_t}", ew_unary(_n))
+        continue
+    TORCH_RULES.add(
+        [f"torch.{_t}", *(["torch.Tensor.__abs__"] if _t == "abs" else [])],
+        ew_unary(_n),
+        method=True,
+        inplace=_inplace(_t),
+        operator=_OPERATOR.get(_t),
+    )
 
 
 TORCH_RULES.add(["torch.nn.functional.sigmoid"], ew_unary("sigmoid"))
@@ -43,7 +71,7 @@ TORCH_RULES.add(["torch.nn.functional.sigmoid"], ew_unary("sigmoid"))
 TORCH_RULES.add(["torch.nn.functional.tanh"], ew_unary("tanh"))
 
 
-@rule("torch.round", "torch.Tensor.round")
+@rule("torch.round", method=True)
 def _round(cx, x, decimals=0):
     if decimals:
         f = 10.0**decimals
@@ -74,23 +102,33 @@ _COMPARE = {
 # the new version of ``x``: translated, they are the out-of-place op (the output spec keeps
 # ``x``'s dtype).
 for _t, _n in _BINARY.items():
-    TORCH_RULES.add([f"torch.{_t}", f"torch.Tensor.{_t}", f"torch.Tensor.{_t}_"], binary(_n))
+    TORCH_RULES.add(
+        f"torch.{_t}",
+        binary(_n),
+        method=True,
+        inplace=_t not in _NO_INPLACE,
+        operator=_OPERATOR.get(_t),
+    )
 
 
 for _t, _n in _COMPARE.items():
     TORCH_RULES.add(
-        [f"torch.{_t}", f"torch.Tensor.{_t}", f"torch.Tensor.{_t}_"], binary(_n, compare=True)
+        f"torch.{_t}",
+        binary(_n, compare=True),
+        method=True,
+        inplace=True,
+        operator=_OPERATOR.get(_t),
     )
 
 
-@rule("torch.remainder", "torch.Tensor.remainder", "torch.Tensor.__mod__")
+@rule("torch.remainder", method=True, operator="mod")
 def remainder(cx, a, b):
     dt = cx.out_dtype()
     a, b = cast_to(cx, a, dt), cast_to(cx, b, dt)
     return a - cx.target.ew("floor_divide", a, b) * b
 
 
-@rule("torch.fmod", "torch.Tensor.fmod")
+@rule("torch.fmod", method=True)
 def _fmod(cx, a, b):
     dt = cx.out_dtype()
     a, b = cast_to(cx, a, dt), cast_to(cx, b, dt)
@@ -111,7 +149,7 @@ def _where(cx, cond, a=None, b=None):
     return cx.target.where(cond, a, b)
 
 
-@rule("torch.clamp", "torch.clip", "torch.Tensor.clamp", "torch.Tensor.clip")
+@rule("torch.clamp", "torch.clip", method=True)
 def _clamp(cx, x, min=None, max=None):
     # a number bound: torch's gradient is zero where x is at it, as beyond it (maximum and
     # minimum would pass half of it at a tie in jax, all of it in tensorflow); an array
@@ -144,18 +182,18 @@ def _same(cx, x):
     return x
 
 
-@rule("torch.frac", "torch.Tensor.frac")
+@rule("torch.frac", method=True)
 def _frac(cx, x):
     return x - cx.target.ew("trunc", x)
 
 
-@rule("torch.deg2rad", "torch.Tensor.deg2rad", "torch.rad2deg", "torch.Tensor.rad2deg")
+@rule("torch.deg2rad", "torch.rad2deg", method=True)
 def _deg_rad(cx, x):
     f = math.pi / 180.0 if "deg2rad" in cx.node.op else 180.0 / math.pi
     return cast_to(cx, x, cx.out_dtype()) * f
 
 
-@rule("torch.heaviside", "torch.Tensor.heaviside")
+@rule("torch.heaviside", method=True)
 def _heaviside(cx, x, values):
     t, dt = cx.target, cx.out_dtype()
     x, values = cast_to(cx, x, dt), arr(cx, values, dt)
@@ -169,7 +207,7 @@ def _heaviside(cx, x, values):
     )
 
 
-@rule("torch.isposinf", "torch.Tensor.isposinf", "torch.isneginf", "torch.Tensor.isneginf")
+@rule("torch.isposinf", "torch.isneginf", method=True)
 def _isposinf(cx, x):
     t = cx.target
     if not is_float_dtype(cx.ref_dtype(cx.ref_args[0]) or ""):
@@ -178,7 +216,7 @@ def _isposinf(cx, x):
     return t.ew("logical_and", t.ew("isinf", x), side)
 
 
-@rule("torch.nan_to_num", "torch.Tensor.nan_to_num")
+@rule("torch.nan_to_num", method=True)
 def _nan_to_num(cx, x, nan=0.0, posinf=None, neginf=None):
     t, dt = cx.target, cx.out_dtype()
     if not is_float_dtype(dt):
@@ -199,7 +237,7 @@ def _nan_to_num(cx, x, nan=0.0, posinf=None, neginf=None):
     )
 
 
-@rule("torch.logaddexp2", "torch.Tensor.logaddexp2")
+@rule("torch.logaddexp2", method=True)
 def _logaddexp2(cx, a, b):
     t, dt = cx.target, cx.out_dtype()
     a, b = arr(cx, a, dt), arr(cx, b, dt)
@@ -209,13 +247,13 @@ def _logaddexp2(cx, a, b):
     return t.where(t.ew("logical_and", t.ew("isinf", a), t.ew("equal", a, b)), a + b * 0, r)
 
 
-@rule("torch.ldexp", "torch.Tensor.ldexp")
+@rule("torch.ldexp", method=True)
 def _ldexp(cx, x, other):
     dt = cx.out_dtype()
     return arr(cx, x, dt) * cx.target.ew("exp", arr(cx, other, dt) * math.log(2.0))
 
 
-@rule("torch.lerp", "torch.Tensor.lerp")
+@rule("torch.lerp", method=True)
 def _lerp(cx, start, end, weight):
     t, dt = cx.target, cx.out_dtype()
     start, end, w = arr(cx, start, dt), arr(cx, end, dt), arr(cx, weight, dt)
@@ -225,23 +263,23 @@ def _lerp(cx, start, end, weight):
     )
 
 
-@rule("torch.float_power", "torch.Tensor.float_power")
+@rule("torch.float_power", method=True)
 def _float_power(cx, a, b):
     dt = cx.out_dtype()
     return cx.target.ew("pow", arr(cx, a, dt), arr(cx, b, dt))
 
 
-@rule("torch.clamp_min", "torch.Tensor.clamp_min")
+@rule("torch.clamp_min", method=True)
 def _clamp_min(cx, x, min):
     return _clamp(cx, x, min=min)
 
 
-@rule("torch.clamp_max", "torch.Tensor.clamp_max")
+@rule("torch.clamp_max", method=True)
 def _clamp_max(cx, x, max):
     return _clamp(cx, x, max=max)
 
 
-@rule("torch.addcmul", "torch.Tensor.addcmul", "torch.addcdiv", "torch.Tensor.addcdiv")
+@rule("torch.addcmul", "torch.addcdiv", method=True)
 def _addc(cx, x, t1, t2, *, value=1):
     dt = cx.out_dtype()
     x, t1, t2 = arr(cx, x, dt), arr(cx, t1, dt), arr(cx, t2, dt)
@@ -249,7 +287,7 @@ def _addc(cx, x, t1, t2, *, value=1):
     return x + (prod if value == 1 else prod * value)
 
 
-@rule("torch.isclose", "torch.Tensor.isclose")
+@rule("torch.isclose", method=True)
 def _isclose(cx, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     import torch
 
@@ -269,13 +307,13 @@ def _isclose(cx, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return r
 
 
-@rule("torch.allclose", "torch.Tensor.allclose")
+@rule("torch.allclose", method=True)
 def _allclose(cx, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     # a Python bool read from a target array: the tracer guards on it, as on torch's
     return bool(cx.target.reduce("all", _isclose(cx, a, b, rtol, atol, equal_nan)))
 
 
-@rule("torch.equal", "torch.Tensor.equal")
+@rule("torch.equal", method=True)
 def _equal(cx, a, b):
     if list(cx.target.shape(a)) != list(cx.target.shape(b)):  # guarded
         return False

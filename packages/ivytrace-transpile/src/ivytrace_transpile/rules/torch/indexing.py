@@ -39,12 +39,12 @@ def _getitem(cx, x, key):
     raise NotImplementedError(f"indexing with {len(arrays)} index arrays")
 
 
-@rule("torch.gather", "torch.Tensor.gather")
+@rule("torch.gather", method=True)
 def _gather(cx, x, dim, index, *, sparse_grad=False):
     return cx.target.take_along_axis(x, index, dim_axes(dim, arg_rank(cx)))
 
 
-@rule("torch.index_select", "torch.Tensor.index_select")
+@rule("torch.index_select", method=True)
 def _index_select(cx, x, dim, index):
     if arg_rank(cx) == 0:
         t = cx.target
@@ -52,21 +52,21 @@ def _index_select(cx, x, dim, index):
     return cx.target.take(x, index, dim_axes(dim, max(arg_rank(cx), 1)))
 
 
-@rule("torch.select", "torch.Tensor.select")
+@rule("torch.select", method=True)
 def _select(cx, x, dim, index):
     rank = arg_rank(cx)
     ax = dim % rank
     return cx.target.getitem(x, (*(slice(None),) * ax, index))
 
 
-@rule("torch.masked_fill", "torch.Tensor.masked_fill", "torch.Tensor.masked_fill_")
+@rule("torch.masked_fill", method=True, inplace=True)
 def _masked_fill(cx, x, mask, value):
     t, dt = cx.target, cx.out_dtype()
     v = arr(cx, value, dt)
     return t.where(mask, v, x)
 
 
-@rule("torch.take", "torch.Tensor.take")
+@rule("torch.take", method=True)
 def _take(cx, x, index):
     t = cx.target
     n = numel(cx, x)
@@ -74,7 +74,7 @@ def _take(cx, x, index):
     return t.take(t.reshape(x, [-1]), idx, 0)
 
 
-@rule("torch.take_along_dim", "torch.Tensor.take_along_dim")
+@rule("torch.take_along_dim", method=True)
 def _take_along_dim(cx, x, indices, dim=None):
     t = cx.target
     if dim is None:
@@ -91,7 +91,7 @@ def _take_along_dim(cx, x, indices, dim=None):
     return t.take_along_axis(x, indices, ax)
 
 
-@rule("torch.nonzero", "torch.Tensor.nonzero", "torch.argwhere", "torch.Tensor.argwhere")
+@rule("torch.nonzero", "torch.argwhere", method=True)
 def _nonzero(cx, x, *, as_tuple=False, out=None):
     t = cx.target
     rank = arg_rank(cx)
@@ -109,7 +109,7 @@ def _nonzero(cx, x, *, as_tuple=False, out=None):
     return cast_to(cx, idx, cx.out_dtype())
 
 
-@rule("torch.masked_select", "torch.Tensor.masked_select")
+@rule("torch.masked_select", method=True)
 def _masked_select(cx, x, mask):
     t = cx.target
     shape = broadcast_shape(cx, x, mask)

@@ -32,12 +32,10 @@ def _linalg1(name: str):
 
 for _t, _n in {"linalg.det": "det", "det": "det", "linalg.inv": "inv", "inverse": "inv",
                "linalg.eigvalsh": "eigvalsh"}.items():  # fmt: skip
-    TORCH_RULES.add(
-        [f"torch.{_t}"] + ([f"torch.Tensor.{_t}"] if "." not in _t else []), _linalg1(_n)
-    )
+    TORCH_RULES.add(f"torch.{_t}", _linalg1(_n), method="." not in _t)
 
 
-@rule("torch.linalg.cholesky", "torch.cholesky", "torch.Tensor.cholesky")
+@rule("torch.linalg.cholesky", "torch.cholesky", method=True)
 def _cholesky(cx, x, upper=False, *, out=None):
     t = cx.target
     lo = t.linalg("cholesky", x)
@@ -54,13 +52,13 @@ def _linalg_ex(cx, x, *, upper=False, check_errors=False, out=None):
     return r, t.full(list(t.shape(x)[:-2]), 0, cx.out_dtype(1))
 
 
-@rule("torch.linalg.slogdet", "torch.slogdet", "torch.Tensor.slogdet")
+@rule("torch.linalg.slogdet", "torch.slogdet", method=True)
 def _slogdet(cx, x, *, out=None):
     sign, logabs = cx.target.linalg("slogdet", x)
     return sign, logabs
 
 
-@rule("torch.logdet", "torch.Tensor.logdet")
+@rule("torch.logdet", method=True)
 def _logdet(cx, x):
     t, dt = cx.target, cx.out_dtype()
     sign, logabs = t.linalg("slogdet", x)
@@ -91,7 +89,7 @@ def _qr(cx, x, mode="reduced", *, out=None):
     return q, r
 
 
-@rule("torch.linalg.svd", "torch.svd", "torch.Tensor.svd")
+@rule("torch.linalg.svd", "torch.svd", method=True)
 def _svd(cx, x, full_matrices=True, *, driver=None, out=None, some=None, compute_uv=True):
     t = cx.target
     if cx.node.op == "torch.linalg.svd":
@@ -131,7 +129,7 @@ def _solve_ex(cx, a, b, *, left=True, check_errors=False, out=None):
     return x, t.full(list(batch), 0, cx.out_dtype(1))
 
 
-@rule("torch.linalg.matrix_power", "torch.matrix_power", "torch.Tensor.matrix_power")
+@rule("torch.linalg.matrix_power", "torch.matrix_power", method=True)
 def _matrix_power(cx, x, n):
     t = cx.target
     if n == 0:
@@ -229,7 +227,7 @@ def _bcast_ab(cx, a, b):
     return a, b
 
 
-@rule("torch.triangular_solve", "torch.Tensor.triangular_solve")
+@rule("torch.triangular_solve", method=True)
 def _triangular_solve(cx, b, a, upper=True, transpose=False, unitriangular=False):
     t, dt = cx.target, cx.out_dtype()
     ra = ref_rank(cx.ref_args[1])
@@ -240,7 +238,7 @@ def _triangular_solve(cx, b, a, upper=True, transpose=False, unitriangular=False
     return x, t.broadcast_to(a, [*t.shape(x)[:-2], *t.shape(a)[-2:]])
 
 
-@rule("torch.cholesky_solve", "torch.Tensor.cholesky_solve")
+@rule("torch.cholesky_solve", method=True)
 def _cholesky_solve(cx, b, chol, upper=False):
     t, dt = cx.target, cx.out_dtype()
     rl = ref_rank(cx.ref_args[1])
@@ -251,7 +249,7 @@ def _cholesky_solve(cx, b, chol, upper=False):
     return t.linalg("solve", *_bcast_ab(cx, a, cast_to(cx, b, dt)))
 
 
-@rule("torch.cholesky_inverse", "torch.Tensor.cholesky_inverse")
+@rule("torch.cholesky_inverse", method=True)
 def _cholesky_inverse(cx, chol, upper=False):
     t, dt = cx.target, cx.out_dtype()
     rl = arg_rank(cx)
@@ -361,12 +359,12 @@ def _tensorsolve(cx, a, b, dims=None, *, out=None):
     return t.reshape(x, shape[nb:])
 
 
-@rule("torch.matrix_exp", "torch.Tensor.matrix_exp", "torch.linalg.matrix_exp")
+@rule("torch.matrix_exp", "torch.linalg.matrix_exp", method=True)
 def _matrix_exp(cx, x):
     return cx.target.linalg("expm", cast_to(cx, x, cx.out_dtype()))
 
 
-@rule("torch.linalg.pinv", "torch.pinverse", "torch.Tensor.pinverse")
+@rule("torch.linalg.pinv", "torch.pinverse", method=True)
 def _pinv(cx, x, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """``V diag(1/s) U^H`` over the singular values above ``max(atol, rtol * s_max)``
     (torch's defaults: rtol = eps * max(m, n) without atol, else 0)."""

@@ -39,7 +39,7 @@ def _linalg_norm(cx, x, ord=None, dim=None, keepdim=False, *, dtype=None, out=No
     return vector_norm(cx, x, ord, dim_axes(tuple(dim), rank), keepdim)
 
 
-@rule("torch.norm", "torch.Tensor.norm")
+@rule("torch.norm", method=True)
 def _norm(cx, x, p="fro", dim=None, keepdim=False, dtype=None, out=None):
     x = cast_to(cx, x, cx.out_dtype())
     rank = arg_rank(cx)
@@ -61,7 +61,7 @@ def _norm(cx, x, p="fro", dim=None, keepdim=False, dtype=None, out=None):
     return vector_norm(cx, x, p, ax, keepdim)
 
 
-@rule("torch.dist", "torch.Tensor.dist")
+@rule("torch.dist", method=True)
 def _dist(cx, a, b, p=2):
     dt = cx.out_dtype()
     return vector_norm(cx, arr(cx, a, dt) - arr(cx, b, dt), p, None, False)
@@ -96,7 +96,7 @@ def _pdist(cx, x, p=2):
     return t.ew("power", t.reduce("sum", t.ew("power", a, float(p)), -1), 1.0 / p)
 
 
-@rule("torch.renorm", "torch.Tensor.renorm")
+@rule("torch.renorm", method=True)
 def _renorm(cx, x, p, dim, maxnorm):
     t, dt = cx.target, cx.out_dtype()
     rank = arg_rank(cx)

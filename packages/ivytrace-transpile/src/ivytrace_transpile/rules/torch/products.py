@@ -10,19 +10,13 @@ from ..registry import rule
 __all__: list[str] = []
 
 
-@rule("torch.matmul", "torch.Tensor.matmul", "torch.Tensor.__matmul__", "torch.mm",
-      "torch.Tensor.mm", "torch.bmm", "torch.Tensor.bmm", "torch.mv", "torch.Tensor.mv")  # fmt: skip
+@rule("torch.matmul", "torch.mm", "torch.bmm", "torch.mv", method=True, operator="matmul")
 def _matmul(cx, a, b):
     dt = cx.out_dtype()
     return cx.target.matmul(cast_to(cx, a, dt), cast_to(cx, b, dt))
 
 
-@rule("torch.Tensor.__rmatmul__")
-def _rmatmul(cx, a, b):
-    return _matmul(cx, b, a)
-
-
-@rule("torch.addmm", "torch.Tensor.addmm")
+@rule("torch.addmm", method=True)
 def _addmm(cx, bias, a, b, *, beta=1, alpha=1):
     y = cx.target.matmul(a, b)
     if alpha != 1:
@@ -30,7 +24,7 @@ def _addmm(cx, bias, a, b, *, beta=1, alpha=1):
     return y + (bias if beta == 1 else bias * beta)
 
 
-@rule("torch.baddbmm", "torch.Tensor.baddbmm")
+@rule("torch.baddbmm", method=True)
 def _baddbmm(cx, bias, a, b, *, beta=1, alpha=1):
     return _addmm(cx, bias, a, b, beta=beta, alpha=alpha)
 
@@ -81,7 +75,7 @@ def _beta_alpha(cx, x, prod, beta, alpha):
     return prod + (x if beta == 1 else x * beta)
 
 
-@rule("torch.addr", "torch.Tensor.addr")
+@rule("torch.addr", method=True)
 def _addr(cx, x, v1, v2, *, beta=1, alpha=1):
     t = cx.target
     prod = t.expand_dims(v1, 1) * t.expand_dims(v2, 0)
@@ -90,12 +84,12 @@ def _addr(cx, x, v1, v2, *, beta=1, alpha=1):
     return _beta_alpha(cx, x, prod, beta, alpha)
 
 
-@rule("torch.addmv", "torch.Tensor.addmv")
+@rule("torch.addmv", method=True)
 def _addmv(cx, x, mat, vec, *, beta=1, alpha=1):
     return _beta_alpha(cx, x, cx.target.matmul(mat, vec), beta, alpha)
 
 
-@rule("torch.addbmm", "torch.Tensor.addbmm")
+@rule("torch.addbmm", method=True)
 def _addbmm(cx, x, b1, b2, *, beta=1, alpha=1):
     return _beta_alpha(cx, x, cx.target.reduce("sum", cx.target.matmul(b1, b2), 0), beta, alpha)
 
@@ -132,7 +126,7 @@ def _tensordot(cx, a, b, dims=2, out=None):
     )
 
 
-@rule("torch.inner", "torch.Tensor.inner")
+@rule("torch.inner", method=True)
 def _inner(cx, a, b):
     """The sum over the last axes: (..a, n) x (..b, n) -> (..a, ..b); a 0-d operand scales."""
     ra, rb = ref_rank(cx.ref_args[0]), ref_rank(cx.ref_args[1])
@@ -144,7 +138,7 @@ def _inner(cx, a, b):
     return cx.target.einsum(f"{la}z,{lb}z->{la}{lb}", a, b)
 
 
-@rule("torch.kron", "torch.Tensor.kron")
+@rule("torch.kron", method=True)
 def _kron(cx, a, b):
     t = cx.target
     ra, rb = ref_rank(cx.ref_args[0]), ref_rank(cx.ref_args[1])
@@ -170,7 +164,7 @@ def _cross3(cx, a, b, ax, rank):
     return t.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], ax)
 
 
-@rule("torch.cross", "torch.Tensor.cross", "torch.linalg.cross")
+@rule("torch.cross", "torch.linalg.cross", method=True)
 def _cross(cx, a, b, dim=None):
     t = cx.target
     out_shape = broadcast_shape(cx, a, b)

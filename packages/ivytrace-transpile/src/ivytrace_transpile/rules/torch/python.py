@@ -6,9 +6,8 @@ from __future__ import annotations
 import math
 import operator
 
-from .._common import binary, ew_unary
+from .._common import binary
 from ..registry import TORCH_RULES, rule
-from .elementwise import remainder
 
 __all__: list[str] = []
 
@@ -27,26 +26,6 @@ for _name, _fn in {"math.ceil": math.ceil, "math.floor": math.floor, "math.trunc
     TORCH_RULES.add(_name, (lambda fn: lambda cx, *a: fn(*a))(_fn))
 
 
-TORCH_RULES.add(["torch.Tensor.__neg__"], ew_unary("negative"))
-
-
-TORCH_RULES.add(["torch.Tensor.__abs__"], ew_unary("abs"))
-
-
-TORCH_RULES.add(["torch.Tensor.__invert__"], ew_unary("bitwise_not"))
-
-
-for _d, _n in {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
-               "pow": "pow", "floordiv": "floor_divide"}.items():  # fmt: skip
-    TORCH_RULES.add([f"torch.Tensor.__{_d}__", f"torch.Tensor.__i{_d}__"], binary(_n))
-    TORCH_RULES.add(f"torch.Tensor.__r{_d}__", binary(_n, swap=True))
-
-
-for _d, _n in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
-               "gt": "greater", "ge": "greater_equal"}.items():  # fmt: skip
-    TORCH_RULES.add(f"torch.Tensor.__{_d}__", binary(_n, compare=True))
-
-
 @rule("torch.Tensor.__and__", "torch.Tensor.__or__", "torch.Tensor.__xor__")
 def _bitwise_dunder(cx, a, b):
     op = cx.node.op.rsplit(".", 1)[1].strip("_")
@@ -59,8 +38,3 @@ TORCH_RULES.add(["torch.Tensor.__rdiv__"], binary("divide", swap=True))
 
 
 TORCH_RULES.add(["torch.Tensor.__div__", "torch.Tensor.__idiv__"], binary("divide"))
-
-
-@rule("torch.Tensor.__rmod__")
-def _rmod(cx, x, other):
-    return remainder(cx, other, x)

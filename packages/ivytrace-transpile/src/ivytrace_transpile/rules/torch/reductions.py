@@ -27,7 +27,7 @@ from ..registry import TORCH_RULES, rule
 __all__: list[str] = []
 
 
-@rule("torch.min", "torch.max", "torch.Tensor.min", "torch.Tensor.max")
+@rule("torch.min", "torch.max", method=True)
 def _min_max(cx, x, dim=None, keepdim=False):
     kind = cx.node.op.rsplit(".", 1)[1]
     if is_array(dim):  # the binary form: elementwise minimum / maximum
@@ -57,10 +57,10 @@ def _reduction(kind: str) -> Callable[..., Any]:
 
 for _k in ("sum", "mean", "prod", "all", "any", "amax", "amin"):
     kind = {"amax": "max", "amin": "min"}.get(_k, _k)
-    TORCH_RULES.add([f"torch.{_k}", f"torch.Tensor.{_k}"], _reduction(kind))
+    TORCH_RULES.add(f"torch.{_k}", _reduction(kind), method=True)
 
 
-@rule("torch.argmax", "torch.Tensor.argmax", "torch.argmin", "torch.Tensor.argmin")
+@rule("torch.argmax", "torch.argmin", method=True)
 def _argminmax(cx, x, dim=None, keepdim=False):
     if arg_rank(cx) == 0:
         return cx.target.full([], 0, cx.out_dtype())
@@ -69,7 +69,7 @@ def _argminmax(cx, x, dim=None, keepdim=False):
     return cast_to(cx, r, cx.out_dtype())
 
 
-@rule("torch.var", "torch.Tensor.var", "torch.std", "torch.Tensor.std")
+@rule("torch.var", "torch.std", method=True)
 def _var(cx, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):
         unbiased, dim = dim, None
@@ -88,7 +88,7 @@ def _var(cx, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return t.ew("sqrt", v) if "std" in cx.node.op else v
 
 
-@rule("torch.cumsum", "torch.Tensor.cumsum", "torch.cumprod", "torch.Tensor.cumprod")
+@rule("torch.cumsum", "torch.cumprod", method=True)
 def _cumsum(cx, x, dim, *, dtype=None):
     x = cast_to(cx, x, cx.out_dtype())
     if arg_rank(cx) == 0:
@@ -97,7 +97,7 @@ def _cumsum(cx, x, dim, *, dtype=None):
     return fn(x, dim_axes(dim, max(arg_rank(cx), 1)))
 
 
-@rule("torch.diff", "torch.Tensor.diff")
+@rule("torch.diff", method=True)
 def _diff(cx, x, n=1, dim=-1, prepend=None, append=None):
     t = cx.target
     ax = dim_axes(dim, arg_rank(cx))
@@ -113,7 +113,7 @@ def _diff(cx, x, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
-@rule("torch.logsumexp", "torch.Tensor.logsumexp", "torch.special.logsumexp")
+@rule("torch.logsumexp", "torch.special.logsumexp", method=True)
 def _logsumexp(cx, x, dim, keepdim=False):
     t = cx.target
     ax = dim_axes(dim, max(arg_rank(cx), 1)) if arg_rank(cx) else None
@@ -166,7 +166,7 @@ def _trapezoid(cx, y, x=None, *, dx=None, dim=-1):
     return t.reduce("sum", parts, ax)
 
 
-@rule("torch.logcumsumexp", "torch.Tensor.logcumsumexp")
+@rule("torch.logcumsumexp", method=True)
 def _logcumsumexp(cx, x, dim):
     t, dt = cx.target, cx.out_dtype()
     rank = arg_rank(cx)
@@ -178,7 +178,7 @@ def _logcumsumexp(cx, x, dim):
     return t.ew("log", t.cumsum(t.ew("exp", x - m), ax)) + m
 
 
-@rule("torch.cummax", "torch.Tensor.cummax", "torch.cummin", "torch.Tensor.cummin")
+@rule("torch.cummax", "torch.cummin", method=True)
 def _cummax(cx, x, dim):
     t = cx.target
     rank = arg_rank(cx)
@@ -226,14 +226,14 @@ def _var_mean(cx, x, dim=None, unbiased=None, keepdim=False, *, correction=None)
     return v, cx.target.reduce("mean", x, ax, keepdim)
 
 
-@rule("torch.count_nonzero", "torch.Tensor.count_nonzero")
+@rule("torch.count_nonzero", method=True)
 def _count_nonzero(cx, x, dim=None):
     t = cx.target
     nz = cast_to(cx, t.ew("not_equal", x, t.asarray(0, cx.dtype_of(x))), cx.out_dtype())
     return t.reduce("sum", nz, dim_axes(dim, arg_rank(cx)))
 
 
-@rule("torch.nansum", "torch.Tensor.nansum", "torch.nanmean", "torch.Tensor.nanmean")
+@rule("torch.nansum", "torch.nanmean", method=True)
 def _nansum(cx, x, dim=None, keepdim=False, *, dtype=None):
     t, dt = cx.target, cx.out_dtype()
     x = cast_to(cx, x, dt)
@@ -250,14 +250,14 @@ def _nansum(cx, x, dim=None, keepdim=False, *, dtype=None):
     return s / t.reduce("sum", cast_to(cx, ok, dt), ax, keepdim)
 
 
-@rule("torch.aminmax", "torch.Tensor.aminmax")
+@rule("torch.aminmax", method=True)
 def _aminmax(cx, x, *, dim=None, keepdim=False):
     t = cx.target
     ax = dim_axes(dim, arg_rank(cx))
     return t.reduce("min", x, ax, keepdim), t.reduce("max", x, ax, keepdim)
 
 
-@rule("torch.cov", "torch.Tensor.cov")
+@rule("torch.cov", method=True)
 def _cov(cx, x, *, correction=1, fweights=None, aweights=None):
     """torch's cov: observation weights ``fweights * aweights``, the weighted mean, and the
     normaliser ``sum(w) - correction`` (``- correction * sum(w * aweights) / sum(w)`` with
@@ -290,7 +290,7 @@ def _cov(cx, x, *, correction=1, fweights=None, aweights=None):
     return t.reshape(c, []) if cx.out_spec().rank == 0 else c
 
 
-@rule("torch.corrcoef", "torch.Tensor.corrcoef")
+@rule("torch.corrcoef", method=True)
 def _corrcoef(cx, x):
     t = cx.target
     c = _cov(cx, x)

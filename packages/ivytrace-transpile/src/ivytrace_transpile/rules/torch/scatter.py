@@ -70,7 +70,7 @@ def _slice_scatter(cx, x, src, dim=0, start=None, end=None, step=1):
     return t.where(t.reshape(take, shape), picked, x)
 
 
-@rule("torch.index_add", "torch.Tensor.index_add")
+@rule("torch.index_add", method=True)
 def _index_add(cx, x, dim, index, source, *, alpha=1):
     """``x`` plus the rows of ``source`` summed into the rows ``index`` names: a one-hot
     (len(index), n) matrix contracted with ``source`` along ``dim``."""
@@ -177,7 +177,7 @@ def _src_array(cx, src, index) -> Any:
     return t.full(t.shape(index), src, dt)
 
 
-@rule("torch.scatter", "torch.Tensor.scatter", "torch.Tensor.scatter_")
+@rule("torch.scatter", method=True, inplace=True)
 def _scatter(cx, x, dim, index, src=None, *, value=None, reduce=None):
     if src is None:
         src = value
@@ -189,14 +189,14 @@ def _scatter(cx, x, dim, index, src=None, *, value=None, reduce=None):
     return _scatter_core(cx, x, dim % rank, index, s, reduce, True)
 
 
-@rule("torch.scatter_add", "torch.Tensor.scatter_add", "torch.Tensor.scatter_add_")
+@rule("torch.scatter_add", method=True, inplace=True)
 def _scatter_add(cx, x, dim, index, src):
     rank = max(arg_rank(cx), 1)
     x = cast_to(cx, x, cx.out_dtype())
     return _scatter_core(cx, x, dim % rank, index, _src_array(cx, src, index), "sum", True)
 
 
-@rule("torch.scatter_reduce", "torch.Tensor.scatter_reduce", "torch.Tensor.scatter_reduce_")
+@rule("torch.scatter_reduce", method=True, inplace=True)
 def _scatter_reduce(cx, x, dim, index, src, reduce, *, include_self=True):
     rank = max(arg_rank(cx), 1)
     x = cast_to(cx, x, cx.out_dtype())
@@ -240,18 +240,18 @@ def _along(cx, x, dim, index, source, reduce: str, include_self: bool) -> Any:
     return t.reshape(back(cx, out, inv), out_shape)
 
 
-@rule("torch.index_copy", "torch.Tensor.index_copy", "torch.Tensor.index_copy_")
+@rule("torch.index_copy", method=True, inplace=True)
 def _index_copy(cx, x, dim, index, source):
     return _along(cx, cast_to(cx, x, cx.out_dtype()), dim, index, source, "sum", False)
 
 
-@rule("torch.index_reduce", "torch.Tensor.index_reduce", "torch.Tensor.index_reduce_")
+@rule("torch.index_reduce", method=True, inplace=True)
 def _index_reduce(cx, x, dim, index, source, reduce, *, include_self=True):
     x = cast_to(cx, x, cx.out_dtype())
     return _along(cx, x, dim, index, source, reduce, bool(include_self))
 
 
-@rule("torch.index_fill", "torch.Tensor.index_fill", "torch.Tensor.index_fill_")
+@rule("torch.index_fill", method=True, inplace=True)
 def _index_fill(cx, x, dim, index, value):
     t, dt = cx.target, cx.out_dtype()
     rank = arg_rank(cx)
@@ -271,7 +271,7 @@ def _index_fill(cx, x, dim, index, value):
     return t.where(t.reshape(hit, shape), arr(cx, value, dt), x)
 
 
-@rule("torch.put", "torch.Tensor.put", "torch.Tensor.put_")
+@rule("torch.put", method=True, inplace=True)
 def _put(cx, x, index, source, accumulate=False):
     t, dt = cx.target, cx.out_dtype()
     total = numel(cx, x)
@@ -298,7 +298,7 @@ def _mask_gather(cx, mask_flat, values_flat, dt) -> Any:
     return t.take(values_flat, k, 0)
 
 
-@rule("torch.masked_scatter", "torch.Tensor.masked_scatter", "torch.Tensor.masked_scatter_")
+@rule("torch.masked_scatter", method=True, inplace=True)
 def _masked_scatter(cx, x, mask, source):
     t, dt = cx.target, cx.out_dtype()
     shape = broadcast_shape(cx, x, mask)
@@ -310,7 +310,7 @@ def _masked_scatter(cx, x, mask, source):
     return t.where(m, t.reshape(picked, shape), xb)
 
 
-@rule("torch.index_put", "torch.Tensor.index_put", "torch.Tensor.index_put_")
+@rule("torch.index_put", method=True, inplace=True)
 def _index_put(cx, x, indices, values, accumulate=False):
     t, dt = cx.target, cx.out_dtype()
     shape = list(t.shape(x))

@@ -11,7 +11,7 @@ from ..registry import TORCH_RULES, rule
 __all__: list[str] = []
 
 
-@rule("torch.Tensor.view", "torch.Tensor.reshape", "torch.reshape")
+@rule("torch.Tensor.view", "torch.reshape", method=True)
 def _view(cx, x, *shape):
     if (
         cx.node.op == "torch.Tensor.view"
@@ -41,13 +41,12 @@ def _expand_as(cx, x, other):
     return cx.target.broadcast_to(x, cx.target.shape(other))
 
 
-@rule("torch.broadcast_to", "torch.Tensor.broadcast_to")
+@rule("torch.broadcast_to", method=True)
 def _broadcast_to(cx, x, shape):
     return _expand(cx, x, *shape)
 
 
-@rule("torch.transpose", "torch.Tensor.transpose", "torch.swapaxes", "torch.Tensor.swapaxes",
-      "torch.swapdims", "torch.Tensor.swapdims")  # fmt: skip
+@rule("torch.transpose", "torch.swapaxes", "torch.swapdims", method=True)
 def _transpose(cx, x, d0, d1):
     rank = arg_rank(cx)
     if rank < 2:
@@ -58,8 +57,9 @@ def _transpose(cx, x, d0, d1):
     return cx.target.transpose(x, perm)
 
 
-@rule("torch.t", "torch.Tensor.t", "torch.Tensor.T", "torch.Tensor.mT", "torch.Tensor.mH",
-      "torch.adjoint", "torch.Tensor.adjoint")  # fmt: skip
+@rule(
+    "torch.t", "torch.Tensor.T", "torch.Tensor.mT", "torch.Tensor.mH", "torch.adjoint", method=True
+)
 def _t(cx, x):
     rank = arg_rank(cx)
     if rank < 2:
@@ -69,13 +69,13 @@ def _t(cx, x):
     return _transpose(cx, x, -2, -1)
 
 
-@rule("torch.permute", "torch.Tensor.permute")
+@rule("torch.permute", method=True)
 def _permute(cx, x, *dims):
     rank = arg_rank(cx)
     return cx.target.transpose(x, [d % rank for d in size_args(dims)])
 
 
-@rule("torch.movedim", "torch.Tensor.movedim", "torch.moveaxis", "torch.Tensor.moveaxis")
+@rule("torch.movedim", "torch.moveaxis", method=True)
 def _movedim(cx, x, source, destination):
     rank = arg_rank(cx)
     src = [s % rank for s in (source if isinstance(source, list | tuple) else [source])]
@@ -88,7 +88,7 @@ def _movedim(cx, x, source, destination):
     return cx.target.transpose(x, order)
 
 
-@rule("torch.flatten", "torch.Tensor.flatten")
+@rule("torch.flatten", method=True)
 def _flatten(cx, x, start_dim=0, end_dim=-1):
     rank = arg_rank(cx)
     if rank == 0:
@@ -101,7 +101,7 @@ def _flatten(cx, x, start_dim=0, end_dim=-1):
     return cx.target.reshape(x, [*shape[:s], n, *shape[e + 1 :]])
 
 
-@rule("torch.unflatten", "torch.Tensor.unflatten")
+@rule("torch.unflatten", method=True)
 def _unflatten(cx, x, dim, sizes):
     rank = arg_rank(cx)
     d = dim % rank
@@ -109,12 +109,12 @@ def _unflatten(cx, x, dim, sizes):
     return cx.target.reshape(x, [*shape[:d], *sizes, *shape[d + 1 :]])
 
 
-@rule("torch.unsqueeze", "torch.Tensor.unsqueeze")
+@rule("torch.unsqueeze", method=True)
 def _unsqueeze(cx, x, dim):
     return cx.target.expand_dims(x, dim % (arg_rank(cx) + 1))
 
 
-@rule("torch.squeeze", "torch.Tensor.squeeze")
+@rule("torch.squeeze", method=True)
 def _squeeze(cx, x, dim=None):
     # ``size == 1`` on the target's tracked sizes: each decision is guarded in the graph
     shape = cx.target.shape(x)
@@ -147,7 +147,7 @@ def _stack(cx, tensors, dim=0):
     return cx.target.stack(list(tensors), dim % rank)
 
 
-@rule("torch.split", "torch.Tensor.split")
+@rule("torch.split", method=True)
 def _split(cx, x, split_size_or_sections, dim=0):
     ax = dim_axes(dim, arg_rank(cx))
     if isinstance(split_size_or_sections, int):
@@ -161,7 +161,7 @@ def _split(cx, x, split_size_or_sections, dim=0):
     return tuple(cx.target.split(x, sizes, ax))
 
 
-@rule("torch.chunk", "torch.Tensor.chunk")
+@rule("torch.chunk", method=True)
 def _chunk(cx, x, chunks, dim=0):
     ax = dim_axes(dim, arg_rank(cx))
     (size,) = cx.static_shape(x, [ax])  # the number of chunks depends on the size: guarded
@@ -171,21 +171,21 @@ def _chunk(cx, x, chunks, dim=0):
     return tuple(cx.target.split(x, sizes, ax))
 
 
-@rule("torch.unbind", "torch.Tensor.unbind")
+@rule("torch.unbind", method=True)
 def _unbind(cx, x, dim=0):
     ax = dim_axes(dim, arg_rank(cx))
     n = int(cx.target.shape(x)[ax])  # the number of results: guarded in the graph
     return tuple(cx.target.getitem(x, (*(slice(None),) * ax, i)) for i in range(n))
 
 
-@rule("torch.flip", "torch.Tensor.flip")
+@rule("torch.flip", method=True)
 def _flip(cx, x, *dims, **kw):
     dims = kw.get("dims", dims)
     rank = arg_rank(cx)
     return cx.target.flip(x, [d % rank for d in size_args(dims)]) if rank else x
 
 
-@rule("torch.roll", "torch.Tensor.roll")
+@rule("torch.roll", method=True)
 def _roll(cx, x, shifts, dims=None):
     if dims is None:
         flat = cx.target.reshape(x, [-1])
@@ -202,7 +202,7 @@ def _repeat(cx, x, *reps):
     return cx.target.tile(x, reps)
 
 
-@rule("torch.tile", "torch.Tensor.tile")
+@rule("torch.tile", method=True)
 def _tile(cx, x, dims):
     reps = list(dims)
     rank = arg_rank(cx)
@@ -211,7 +211,7 @@ def _tile(cx, x, dims):
     return _repeat(cx, x, *reps)
 
 
-@rule("torch.repeat_interleave", "torch.Tensor.repeat_interleave")
+@rule("torch.repeat_interleave", method=True)
 def _repeat_interleave(cx, x, repeats, dim=None, *, output_size=None):
     if dim is None:
         x = cx.target.reshape(x, [-1])
@@ -233,12 +233,12 @@ def _pad(cx, x, pad, mode="constant", value=None):
     return cx.target.pad(x, pairs, mode, 0 if value is None else value)
 
 
-@rule("torch.ravel", "torch.Tensor.ravel")
+@rule("torch.ravel", method=True)
 def _ravel(cx, x):
     return cx.target.reshape(x, [-1])
 
 
-@rule("torch.narrow", "torch.Tensor.narrow", "torch.narrow_copy", "torch.Tensor.narrow_copy")
+@rule("torch.narrow", "torch.narrow_copy", method=True)
 def _narrow(cx, x, dim, start, length):
     rank = arg_rank(cx)
     ax = dim % rank
@@ -326,12 +326,12 @@ for _k in ("hstack", "vstack", "dstack", "column_stack"):
 TORCH_RULES.add("torch.row_stack", _stack_like("vstack"))
 
 
-@rule("torch.flipud", "torch.Tensor.flipud", "torch.fliplr", "torch.Tensor.fliplr")
+@rule("torch.flipud", "torch.fliplr", method=True)
 def _flipud(cx, x):
     return cx.target.flip(x, [0 if "flipud" in cx.node.op else 1])
 
 
-@rule("torch.rot90", "torch.Tensor.rot90")
+@rule("torch.rot90", method=True)
 def _rot90(cx, x, k=1, dims=(0, 1)):
     t = cx.target
     rank = arg_rank(cx)
@@ -360,7 +360,7 @@ def _split_at(cx, x, ax, indices):
     )
 
 
-@rule("torch.tensor_split", "torch.Tensor.tensor_split")
+@rule("torch.tensor_split", method=True)
 def _tensor_split(cx, x, indices_or_sections, dim=0, **kw):
     t = cx.target
     ax = dim_axes(dim, arg_rank(cx))
@@ -377,8 +377,7 @@ def _tensor_split(cx, x, indices_or_sections, dim=0, **kw):
     return _split_at(cx, x, ax, list(spec))
 
 
-@rule("torch.hsplit", "torch.Tensor.hsplit", "torch.vsplit", "torch.Tensor.vsplit",
-      "torch.dsplit", "torch.Tensor.dsplit")  # fmt: skip
+@rule("torch.hsplit", "torch.vsplit", "torch.dsplit", method=True)
 def _hvd_split(cx, x, sections):
     op = cx.node.op.rsplit(".", 1)[1]
     ax = {"hsplit": 1 if arg_rank(cx) > 1 else 0, "vsplit": 0, "dsplit": 2}[op]

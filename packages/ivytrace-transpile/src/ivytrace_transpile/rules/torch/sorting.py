@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from .._common import arg_rank, back, cast_to, is_array, is_float_dtype, ref_rank, to_last
-from ..registry import TORCH_RULES, rule
+from ..registry import rule
 
 __all__: list[str] = []
 
@@ -18,7 +18,7 @@ def _sorted(cx, x, ax, descending):
     return t.take_along_axis(x, idx, ax), idx
 
 
-@rule("torch.sort", "torch.Tensor.sort")
+@rule("torch.sort", method=True)
 def _sort(cx, x, dim=-1, descending=False, *, stable=None):
     t = cx.target
     if isinstance(dim, bool):
@@ -30,14 +30,14 @@ def _sort(cx, x, dim=-1, descending=False, *, stable=None):
     return v, cast_to(cx, i, cx.out_dtype(1))
 
 
-@rule("torch.msort", "torch.Tensor.msort")
+@rule("torch.msort", method=True)
 def _msort(cx, x):
     if arg_rank(cx) == 0:
         return x
     return _sorted(cx, x, 0, False)[0]
 
 
-@rule("torch.topk", "torch.Tensor.topk")
+@rule("torch.topk", method=True)
 def _topk(cx, x, k, dim=-1, largest=True, sorted=True):
     t = cx.target
     rank = arg_rank(cx)
@@ -49,7 +49,7 @@ def _topk(cx, x, k, dim=-1, largest=True, sorted=True):
     return t.getitem(v, key), cast_to(cx, t.getitem(i, key), cx.out_dtype(1))
 
 
-@rule("torch.kthvalue", "torch.Tensor.kthvalue")
+@rule("torch.kthvalue", method=True)
 def _kthvalue(cx, x, k, dim=-1, keepdim=False):
     t = cx.target
     rank = arg_rank(cx)
@@ -93,7 +93,7 @@ def _median_last(cx, x, skip_nan: bool):
     return val, idx
 
 
-@rule("torch.median", "torch.Tensor.median", "torch.nanmedian", "torch.Tensor.nanmedian")
+@rule("torch.median", "torch.nanmedian", method=True)
 def _median(cx, x, dim=None, keepdim=False):
     t = cx.target
     rank = arg_rank(cx)
@@ -112,17 +112,13 @@ def _median(cx, x, dim=None, keepdim=False):
     return v, cast_to(cx, i, cx.out_dtype(1))
 
 
-@rule("torch.argsort", "torch.Tensor.argsort")
+@rule("torch.argsort", method=True)
 def _argsort(cx, x, dim=-1, descending=False, *, stable=False):
     t = cx.target
     rank = arg_rank(cx)
     if rank == 0:
         return t.full([], 0, cx.out_dtype())
     return cast_to(cx, t.argsort(x, dim % rank, descending), cx.out_dtype())
-
-
-for _name in ("short", "char", "byte"):
-    TORCH_RULES.add(f"torch.Tensor.{_name}", lambda cx, x, *a, **k: cast_to(cx, x, cx.out_dtype()))
 
 
 def _searchsorted_core(cx, seq, v, right: bool, idt: str) -> Any:
@@ -179,7 +175,7 @@ def _isin(cx, elements, test_elements, *, assume_unique=False, invert=False):
     return t.ew("logical_not", hit) if invert else hit
 
 
-@rule("torch.quantile", "torch.Tensor.quantile", "torch.nanquantile", "torch.Tensor.nanquantile")
+@rule("torch.quantile", "torch.nanquantile", method=True)
 def _quantile(cx, x, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """Sort (nan as +inf), then read the ranks ``q * (count - 1)`` with
     ``take_along_axis``; quantile is nan where a slice holds nan, nanquantile where a

@@ -11,7 +11,7 @@ from ..registry import TORCH_RULES, rule
 __all__: list[str] = []
 
 
-@rule("torch.sinc", "torch.Tensor.sinc", "torch.special.sinc")
+@rule("torch.sinc", "torch.special.sinc", method=True)
 def _sinc(cx, x):
     t, dt = cx.target, cx.out_dtype()
     x = cast_to(cx, x, dt)
@@ -21,7 +21,7 @@ def _sinc(cx, x):
     return t.where(zero, t.asarray(1, dt), t.ew("sin", safe) / safe)
 
 
-@rule("torch.logit", "torch.Tensor.logit", "torch.special.logit")
+@rule("torch.logit", "torch.special.logit", method=True)
 def _logit(cx, x, eps=None):
     t, dt = cx.target, cx.out_dtype()
     x = cast_to(cx, x, dt)
@@ -78,12 +78,11 @@ _SPECIAL = {
 
 
 for _t, _n in _SPECIAL.items():
-    _names = [f"torch.{_t}"] + ([f"torch.Tensor.{_t}"] if "." not in _t else [])
 
     def _special(cx, x, _n=_n):
         return cx.target.ew(_n, cast_to(cx, x, cx.out_dtype()))
 
-    TORCH_RULES.add(_names, _special)
+    TORCH_RULES.add(f"torch.{_t}", _special, method="." not in _t)
 
 
 @rule("torch.polygamma", "torch.special.polygamma")
@@ -103,7 +102,7 @@ def _polygamma_m(cx, x, n):
     return _polygamma(cx, n, x)
 
 
-@rule("torch.mvlgamma", "torch.special.multigammaln", "torch.Tensor.mvlgamma")
+@rule("torch.mvlgamma", "torch.special.multigammaln", method=True)
 def _mvlgamma(cx, x, p):
     t = cx.target
     x = cast_to(cx, x, cx.out_dtype())
@@ -119,8 +118,13 @@ def _zeta(cx, x, q):
     return cx.target.ew("zeta", arr(cx, x, dt), arr(cx, q, dt))
 
 
-@rule("torch.igamma", "torch.Tensor.igamma", "torch.special.gammainc", "torch.igammac",
-      "torch.Tensor.igammac", "torch.special.gammaincc")  # fmt: skip
+@rule(
+    "torch.igamma",
+    "torch.special.gammainc",
+    "torch.igammac",
+    "torch.special.gammaincc",
+    method=True,
+)
 def _igamma(cx, a, x):
     dt = cx.out_dtype()
     kind = "igammac" if cx.node.op.endswith(("igammac", "gammaincc")) else "igamma"

@@ -25,14 +25,21 @@ def _dim(cx, x):
     return len(cx.ref_args[0].shape)
 
 
-@rule("torch.Tensor.dtype", "torch.Tensor.device", "torch.Tensor.is_floating_point",
-      "torch.is_floating_point", "torch.Tensor.requires_grad", "torch.Tensor.layout",
-      "torch.Tensor.is_cuda", "torch.Tensor.element_size")  # fmt: skip
+@rule(
+    "torch.Tensor.dtype",
+    "torch.Tensor.device",
+    "torch.is_floating_point",
+    "torch.Tensor.requires_grad",
+    "torch.Tensor.layout",
+    "torch.Tensor.is_cuda",
+    "torch.Tensor.element_size",
+    method=True,
+)
 def _static_fact(cx, x, *a, **k):
     return cx.ref_out
 
 
-@rule("torch.Tensor.numel", "torch.numel")
+@rule("torch.numel", method=True)
 def _numel_rule(cx, x):
     return numel(cx, x)
 
@@ -47,8 +54,14 @@ def _item(cx, x):
     return x.item() if hasattr(x, "item") else x.numpy().item()
 
 
-@rule("torch.Tensor.contiguous", "torch.Tensor.detach", "torch.Tensor.clone", "torch.clone",
-      "torch.Tensor.cpu", "torch.detach", "torch.Tensor.requires_grad_")  # fmt: skip
+@rule(
+    "torch.Tensor.contiguous",
+    "torch.clone",
+    "torch.Tensor.cpu",
+    "torch.detach",
+    "torch.Tensor.requires_grad_",
+    method=True,
+)
 def _identity(cx, x, *a, **k):
     return x
 
@@ -59,5 +72,6 @@ def _to(cx, x, *args, **kwargs):
 
 
 for _name, _dt in {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
-                   "int": "int32", "bool": "bool", "bfloat16": "bfloat16"}.items():  # fmt: skip
+                   "int": "int32", "bool": "bool", "bfloat16": "bfloat16", "short": "int16",
+                   "char": "int8", "byte": "uint8"}.items():  # fmt: skip
     TORCH_RULES.add(f"torch.Tensor.{_name}", lambda cx, x, *a, **k: cast_to(cx, x, cx.out_dtype()))

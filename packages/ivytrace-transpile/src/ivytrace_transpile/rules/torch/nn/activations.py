@@ -26,7 +26,7 @@ def _relu6(cx, x, inplace=False):
     return _hardtanh(cx, x, 0.0, 6.0)
 
 
-@rule("torch.nn.functional.hardtanh", "torch.nn.functional.hardtanh_")
+@rule("torch.nn.functional.hardtanh", inplace="all")
 def _hardtanh(cx, x, min_val=-1.0, max_val=1.0, inplace=False):
     # torch's gradient is zero at either bound, as beyond it; maximum/minimum would pass
     # half of it at a tie (jax) or all of it (tensorflow), and a bound is often hit
@@ -38,12 +38,12 @@ def _hardtanh(cx, x, min_val=-1.0, max_val=1.0, inplace=False):
     return t.where(t.ew("less_equal", x, lo), lo, t.where(t.ew("greater_equal", x, hi), hi, x))
 
 
-@rule("torch.nn.functional.leaky_relu", "torch.nn.functional.leaky_relu_")
+@rule("torch.nn.functional.leaky_relu", inplace="all")
 def _leaky_relu(cx, x, negative_slope=0.01, inplace=False):
     return cx.target.where(cx.target.ew("greater", x, 0), x, x * negative_slope)
 
 
-@rule("torch.nn.functional.elu", "torch.nn.functional.elu_")
+@rule("torch.nn.functional.elu", inplace="all")
 def _elu(cx, x, alpha=1.0, inplace=False):
     return cx.target.where(cx.target.ew("greater", x, 0), x, cx.target.ew("expm1", x) * alpha)
 
@@ -158,8 +158,7 @@ def _softmax_dim(cx, dim):
     return dim_axes(dim if dim is not None else (0 if rank in (0, 1, 3) else 1), max(rank, 1))
 
 
-@rule("torch.softmax", "torch.Tensor.softmax", "torch.nn.functional.softmax",
-      "torch.special.softmax")  # fmt: skip
+@rule("torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax", method=True)
 def _softmax(cx, x, dim=None, _stacklevel=3, dtype=None):
     t = cx.target
     x = cast_to(cx, x, cx.out_dtype())
@@ -168,8 +167,9 @@ def _softmax(cx, x, dim=None, _stacklevel=3, dtype=None):
     return t.softmax(x, _softmax_dim(cx, dim))
 
 
-@rule("torch.log_softmax", "torch.Tensor.log_softmax", "torch.nn.functional.log_softmax",
-      "torch.special.log_softmax")  # fmt: skip
+@rule(
+    "torch.log_softmax", "torch.nn.functional.log_softmax", "torch.special.log_softmax", method=True
+)
 def log_softmax(cx, x, dim=None, _stacklevel=3, dtype=None):
     t = cx.target
     x = cast_to(cx, x, cx.out_dtype())
