@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import os
+import sys
 import tempfile
 import webbrowser
 from collections.abc import Mapping, Sequence
@@ -207,14 +208,27 @@ def show(
     **options: Any,
 ) -> Path:
     """Write the graph's page (to ``path``, or a new temporary file) and open it in the
-    web browser. Returns the file's path."""
+    web browser. Returns the file's path. Says on stderr where the page was written and
+    whether a browser opened it: on a machine with no display and no browser nothing
+    opens, and the path is how to get at the page."""
     if path is None:
         fd, name = tempfile.mkstemp(prefix="ivytrace-", suffix=".html")
         os.close(fd)
         path = name
     p = to_html(graph, path, **options).resolve()
     if open_browser:
-        webbrowser.open(p.as_uri())
+        try:
+            opened = webbrowser.open(p.as_uri())
+        except webbrowser.Error:
+            opened = False
+        if opened:
+            print(f"ivytrace: opened the graph page {p} in the web browser", file=sys.stderr)
+        else:
+            print(
+                f"ivytrace: wrote the graph page to {p}; no web browser could be opened "
+                "(no display, or no browser installed): open that file in one",
+                file=sys.stderr,
+            )
     return p
 
 
