@@ -260,16 +260,9 @@ def first_rows_of_a_list(x):
     return torch.stack(rows[: x.shape[0]], 1)  # sliced by a size: no hook sees the count
 
 
-def rows_by_divmod(x):
-    half, _ = divmod(x.shape[0], 2)  # int.__divmod__: plain ints, no tracking
-    return x[:half] * 2
-
-
-@pytest.mark.parametrize(
-    "fn", [sum_over_rows, first_rows_of_a_list, rows_by_divmod], ids=lambda f: f.__name__
-)
+@pytest.mark.parametrize("fn", [sum_over_rows, first_rows_of_a_list], ids=lambda f: f.__name__)
 def test_a_size_python_reads_without_a_hook_is_guarded(fn):
-    """``range(n)``, ``seq[:n]``, ``divmod``: Python reads the tracked size's C value, so the
+    """``range(n)``, ``seq[:n]``: Python reads the tracked size's C value, so the
     trace bakes the count; tracing again at other sizes shows the graph moved, and the size
     is pinned by a guard naming the user's line."""
     traced_on = torch.randn(3, 8)

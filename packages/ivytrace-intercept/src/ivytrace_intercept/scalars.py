@@ -38,6 +38,14 @@ def is_tracked_scalar(obj: Any) -> bool:
     return isinstance(obj, TrackedInt | TrackedFloat)
 
 
+_INT_WHY = (
+    "int() of a size or scalar taken from an array left the graph (Python's int() always "
+    "gives a plain int); n // k, math.floor(x), math.ceil(x) or round(x) keep it tracked"
+)
+_FLOAT_WHY = (
+    "float() (or a math function such as math.sqrt) of a size or scalar taken from an array "
+    "left the graph (Python's float() always gives a plain float); n / k keeps it tracked"
+)
 _REPEAT_WHY = "a size taken from an array repeated a Python sequence ([x] * n)"
 _TEXT_WHY = "a size taken from an array was turned into text (str(), an f-string, format())"
 
@@ -53,6 +61,20 @@ def _binary(name: str, fn: Any, reflected: bool = False) -> Any:
         a, b = (other, self) if reflected else (self, other)
         raw = fn(_plain(a), _plain(b))
         return self._rec.scalar_op(f"operator.{name}", (a, b), raw)
+
+    return method
+
+
+def _divmod(reflected: bool) -> Any:
+    """``divmod(n, k)``: ``(n // k, n % k)``, both tracked (one node each)."""
+    floordiv, mod = (
+        _binary("floordiv", operator.floordiv, reflected),
+        _binary("mod", operator.mod, reflected),
+    )
+
+    def method(self: Any, other: Any) -> Any:
+        q = floordiv(self, other)
+        return q if q is NotImplemented else (q, mod(self, other))
 
     return method
 
@@ -115,6 +137,11 @@ _ARITH = {
     "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
     "pow": operator.pow,
 }  # fmt: skip
+_BITS = {
+    "and": operator.and_, "or": operator.or_, "xor": operator.xor,
+    "lshift": operator.lshift, "rshift": operator.rshift,
+}  # fmt: skip
+"""Bit operations of sizes (``(h + 1) >> 1``, ``n & ~7``): ``int`` only (a float has none)."""
 _CMP = {
     "eq": operator.eq,
     "ne": operator.ne,
@@ -140,12 +167,20 @@ def _make(base: type, name: str) -> type:
         ns[f"__{op}__"] = _compare(op, fn)
     for dunder, (opname, fn) in _UNARY.items():
         ns[dunder] = _unary(opname, fn)
+    if base is int:
+        for op, fn in _BITS.items():
+            name_ = f"{op}_" if op in ("and", "or") else op  # operator.and_ / operator.or_
+            ns[f"__{op}__"] = _binary(name_, fn)
+            ns[f"__r{op}__"] = _binary(name_, fn, reflected=True)
+        ns["__invert__"] = _unary("operator.invert", operator.invert)
+    ns["__divmod__"] = _divmod(reflected=False)
+    ns["__rdivmod__"] = _divmod(reflected=True)
     ns["__hash__"] = base.__hash__
     ns["__bool__"] = _leaving(
         bool, "the truth of a scalar taken from an array decided Python control flow"
     )
-    ns["__int__"] = _leaving(int, "int() of a scalar taken from an array left the graph")
-    ns["__float__"] = _leaving(float, "float() of a scalar taken from an array left the graph")
+    ns["__int__"] = _leaving(int, _INT_WHY)
+    ns["__float__"] = _leaving(float, _FLOAT_WHY)
     if base is int:
         ns["__index__"] = _leaving(
             int, "a size taken from an array was used as a Python index or count (range, a list)"

@@ -44,6 +44,25 @@ _PASSTHROUGH = frozenset(
 )  # fmt: skip
 # Results that Python converts to a plain int/float/bool (the subclass is lost): guard.
 _LEAVES_GRAPH = frozenset(f"torch.Tensor.{dunder}" for dunder in CONVERSION_DUNDERS)
+# Python-level helpers are no ops (a target has nothing to translate): their answer is a
+# fact of the trace, given now. Those below answer from the dtypes of their tensor
+# arguments, which are read (and guarded) in the graph as ``x.dtype`` is.
+_DTYPE_FACTS = frozenset(
+    {
+        "torch.Tensor.is_floating_point", "torch.is_floating_point", "torch.Tensor.is_complex",
+        "torch.is_complex", "torch.Tensor.is_signed", "torch.Tensor.element_size",
+        "torch.Tensor.itemsize", "torch.result_type", "torch.can_cast", "torch.promote_types",
+    }
+)  # fmt: skip
+# Memory layout never changes a value: answered, not recorded and not guarded.
+_LAYOUT_FACTS = frozenset(
+    {"torch.Tensor.is_contiguous", "torch.Tensor.is_non_overlapping_and_dense"}
+)
+# Named torch functions that change process state although they return nothing: recorded
+# as before (they are not answers of the trace).
+_STATEFUL_PREFIXES = ("torch.set_", "torch.use_", "torch.manual_seed", "torch.seed")
+_RECORD = object()
+"""What :meth:`TorchInterceptor._trace_time_fact` returns for a call that is an op."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -216,6 +235,8 @@ class TorchInterceptor:
         self._op: str | None = None
         self._module_params: dict[int, tuple[Any, Value, tuple[str, ...], str, str]] = {}
         self._reads: dict[tuple[int, str, str], Value] = {}
+        self._dtype_read: set[int] = set()
+        """Values whose dtype a Python-level helper read (once each: ``_trace_time_fact``)."""
         self._paths: dict[Any, str] = {}
         """Submodule of the traced module -> its attribute path (for ``NodeMeta.scope``)."""
         self._calls: dict[str, int] = {}
@@ -442,6 +463,9 @@ class TorchInterceptor:
             )
         with rec.not_recording():
             result = func(*args, **kwargs)
+        fact = self._trace_time_fact(name, args, kwargs, result)
+        if fact is not _RECORD:
+            return fact
         self._op = name  # named by _refuse_made
         try:
             if name in _LEAVES_GRAPH:
@@ -463,3 +487,95 @@ class TorchInterceptor:
         so the graph recomputes it and guards that it is unchanged."""
         why = LEAVING[CONVERSION_DUNDERS[name.rsplit(".", 1)[-1]]]
         return self.rec.record_call(name, args, {}, result, track_scalars=False, guard_why=why)
+
+    # ---------------------------------------------------------------- trace-time facts
+    def _trace_time_fact(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any
+    ) -> Any:
+        """The answer of a Python-level helper (``torch.promote_types``, ``x.is_contiguous()``,
+        ``len(x)``, ``x.stride()``...), tracked or guarded as sizes are, or :data:`_RECORD`
+        for a call that is an op of the graph."""
+        rec = self.rec
+        if name in _LAYOUT_FACTS:
+            return result
+        if name in _DTYPE_FACTS:
+            for t in self._graph_tensors((args, kwargs)):
+                v = rec.value_of(t)
+                if v is not None and v.id not in self._dtype_read:
+                    self._dtype_read.add(v.id)
+                    with rec.not_recording():
+                        dtype = t.dtype
+                    rec.record_call("torch.Tensor.dtype", (t,), {}, dtype)  # read and guarded
+            return result
+        if name == "torch.Tensor.__len__":  # the size of dim 0, guarded (len() drops tracking)
+            why = LEAVING["builtins.len"]
+            return rec.record_call(
+                "torch.Tensor.size", (args[0], 0), {}, result, track_scalars=False, guard_why=why
+            )
+        if name == "torch.Tensor.stride":
+            return self._strides(args, kwargs, result)
+        if (
+            _is_metadata(self.torch, result)
+            and not name.startswith(_STATEFUL_PREFIXES)
+            and not draws_random(name, args, kwargs)
+            and not any(True for _ in self._graph_tensors((args, kwargs), all_tensors=True))
+        ):
+            return result  # a function of dtypes, devices and constants alone
+        return _RECORD
+
+    def _graph_tensors(self, tree: Any, all_tensors: bool = False) -> Any:
+        """The tensors in an argument tree that the graph knows (any tensor, and any tracked
+        scalar, with ``all_tensors``)."""
+        rec = self.rec
+        if isinstance(tree, tuple | list):
+            for item in tree:
+                yield from self._graph_tensors(item, all_tensors)
+        elif isinstance(tree, dict):
+            for item in tree.values():
+                yield from self._graph_tensors(item, all_tensors)
+        elif isinstance(tree, self.torch.Tensor):
+            if all_tensors or rec.value_of(tree) is not None:
+                yield tree
+        elif all_tensors and rec.value_of(tree) is not None:
+            yield tree
+
+    def _strides(self, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> Any:
+        """``x.stride()`` of a contiguous tensor: the products of the trailing sizes, from
+        its tracked sizes (recomputed for new inputs). Other layouts stay an op."""
+        rec = self.rec
+        x = args[0]
+        dim = args[1] if len(args) > 1 else kwargs.get("dim")
+        with rec.not_recording():
+            plain = tuple(x.shape)
+            contiguous = x.is_contiguous()
+        expected, acc = [], 1
+        for size in reversed(plain):
+            expected.append(acc)
+            acc *= size
+        expected.reverse()
+        actual = list(result) if dim is None else None
+        if (
+            not contiguous
+            or rec.value_of(x) is None
+            or (dim is None and actual != expected)
+            or (dim is not None and result != expected[dim])
+        ):
+            return _RECORD
+        with rec.not_recording():
+            shape_now = x.shape
+        sizes = rec.record_call("torch.Tensor.shape", (x,), {}, shape_now)
+        strides: list[Any] = []
+        tracked: Any = None  # None stands for 1 (no node for ``1 * n``)
+        for size in reversed(tuple(sizes)):
+            strides.append(1 if tracked is None else tracked)
+            tracked = size if tracked is None else tracked * size
+        strides.reverse()
+        return tuple(strides) if dim is None else strides[dim]
+
+
+def _is_metadata(torch: Any, obj: Any) -> bool:
+    """A dtype, device, layout, memory format, type-info object, bool, text or None (a
+    plain answer of a Python-level helper)."""
+    kinds = (bool, str, torch.dtype, torch.device, torch.layout, torch.memory_format,
+             torch.finfo, torch.iinfo)  # fmt: skip
+    return obj is None or isinstance(obj, kinds)

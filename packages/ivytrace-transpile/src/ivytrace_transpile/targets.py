@@ -242,6 +242,20 @@ class Target:
 # --------------------------------------------------------------------------- numpy-like
 
 
+def _python_value(value: Any, dtype: str) -> Any:
+    """Python numbers (and lists of them) as the Python type of ``dtype``, as torch and numpy
+    convert them: tensorflow refuses ``1`` for a bool tensor and ``1.5`` for an integer one."""
+    if isinstance(value, list | tuple):
+        return type(value)(_python_value(v, dtype) for v in value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if dtype == "bool":
+        return bool(value)
+    if dtype.startswith(("int", "uint")) and isinstance(value, float):
+        return int(value)
+    return value
+
+
 def _as_seq(v: Any) -> list[Any]:
     return list(v) if isinstance(v, list | tuple) else [v]
 
@@ -762,9 +776,12 @@ class TensorFlowTarget(Target):
         return self.tf.math.round(x)
 
     def asarray(self, value: Any, dtype: str | None = None) -> Any:
+        if dtype is not None:
+            value = _python_value(value, dtype)
         return self.tf.convert_to_tensor(value, dtype=None if dtype is None else self.dtype(dtype))
 
     def full(self, shape: Sequence[Any], value: Any, dtype: str) -> Any:
+        value = _python_value(value, dtype)
         return self.tf.fill(list(shape), self.tf.constant(value, self.dtype(dtype)))
 
     def arange(self, start: Any, stop: Any, step: Any, dtype: str) -> Any:

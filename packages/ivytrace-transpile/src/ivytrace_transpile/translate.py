@@ -132,6 +132,51 @@ class RuleContext:
             return None
         return self.dtype(arg.dtype)
 
+    # ---- the dtype policy: what every target does with bool, integer and float arrays
+    def fill_value(self, value: Any, dtype: str) -> Any:
+        """A Python number as a fill value of ``dtype``, converted as torch converts it
+        (``new_ones(..., dtype=torch.bool)`` fills with ``True``; tensorflow refuses
+        ``1`` for a bool tensor). A tracked size stays tracked where the type allows."""
+        if isinstance(value, bool) or not isinstance(value, int | float | complex):
+            return value
+        if dtype == "bool":
+            return bool(value)  # a tracked size's truth is guarded, as Python's ``if n`` is
+        if dtype.startswith(("int", "uint")):
+            return value if isinstance(value, int) else int(value)
+        if dtype.startswith(("float", "bfloat")) and isinstance(value, complex):
+            return value.real
+        return value
+
+    def full(self, shape: Any, value: Any, dtype: str | None = None) -> Any:
+        """An array of ``shape`` filled with ``value`` (a number, or a target array that is
+        broadcast), of ``dtype`` (default: the node's output dtype) on every target."""
+        dtype = dtype or self.out_dtype()
+        t = self.target
+        if t.is_array(value):
+            if self.dtype_of(value) != dtype:
+                value = t.cast(value, dtype)
+            return t.broadcast_to(value, list(shape))
+        return t.full(list(shape), self.fill_value(value, dtype), dtype)
+
+    def ew(self, name: str, *args: Any) -> Any:
+        """The target's elementwise ``name`` under the dtype policy: bitwise operations of
+        bools are the logical ones (tensorflow has no bitwise op on bool), and
+        ``isfinite`` / ``isinf`` / ``isnan`` of integers and bools are constant (no
+        integer is infinite or nan; tensorflow accepts only floats there)."""
+        t = self.target
+        arrays = [a for a in args if t.is_array(a)]
+        kinds = {self.dtype_of(a) for a in arrays}
+        exact = all(k == "bool" or k.startswith(("int", "uint")) for k in kinds)
+        if name in ("isfinite", "isinf", "isnan") and arrays and exact:
+            (x,) = args
+            return t.full(t.shape(x), name == "isfinite", "bool")
+        if name.startswith("bitwise_") and arrays and kinds == {"bool"}:
+            logical = {"bitwise_not": "logical_not", "bitwise_and": "logical_and",
+                       "bitwise_or": "logical_or", "bitwise_xor": "logical_xor"}.get(name)  # fmt: skip
+            if logical is not None:
+                return t.ew(logical, *args)
+        return t.ew(name, *args)
+
 
 Rule = Callable[..., Any]
 """``rule(cx: RuleContext, *args, **kwargs)``: the node's call, with target arrays in place

@@ -137,7 +137,7 @@ def ew_unary(name: str) -> Callable[..., Any]:
         dt = cx.out_dtype()
         if name == "logical_not" and cx.dtype_of(x) != "bool":  # any dtype: x == 0
             return cx.target.ew("equal", x, cx.target.asarray(0, cx.dtype_of(x)))
-        return cx.target.ew(name, cast_to(cx, x, dt) if dt.startswith(("float", "complex")) else x)
+        return cx.ew(name, cast_to(cx, x, dt) if dt.startswith(("float", "complex")) else x)
 
     return r
 
@@ -163,7 +163,7 @@ def binary(name: str, *, compare: bool = False, swap: bool = False) -> Callable[
             )
             q = cx.target.ew("floor" if rounding_mode == "floor" else "trunc", q)
             return cast_to(cx, q, dt)
-        return cx.target.ew(name, a, b)
+        return cx.ew(name, a, b)
 
     return r
 

@@ -22,14 +22,14 @@ def _arange(cx, start, end=None, step=1, *, dtype=None, device=None, layout=None
 @rule("torch.full")
 def _full(cx, size, fill_value, *, dtype=None, device=None, layout=None, requires_grad=False,
           pin_memory=False, out=None):  # fmt: skip
-    return cx.target.full(list(size), fill_value, cx.out_dtype())
+    return cx.full(size, fill_value)
 
 
 @rule("torch.zeros", "torch.ones", "torch.empty")
 def _zeros(cx, *size, dtype=None, device=None, layout=None, requires_grad=False,
            pin_memory=False, out=None, memory_format=None):  # fmt: skip
     v = 1 if cx.node.op.endswith("ones") else 0
-    return cx.target.full(size_args(size), v, cx.out_dtype())
+    return cx.full(size_args(size), v)
 
 
 @rule("torch.zeros_like", "torch.ones_like", "torch.full_like", "torch.empty_like")
@@ -37,16 +37,21 @@ def _like(cx, x, fill_value=None, *, dtype=None, device=None, layout=None,
           requires_grad=False, memory_format=None):  # fmt: skip
     op = cx.node.op
     v = 1 if op.endswith("ones_like") else (fill_value if op.endswith("full_like") else 0)
-    return cx.target.full(cx.target.shape(x), v, cx.out_dtype())
+    return cx.full(cx.target.shape(x), v)
 
 
 @rule("torch.Tensor.new_zeros", "torch.Tensor.new_ones", "torch.Tensor.new_full",
       "torch.Tensor.new_empty")  # fmt: skip
-def _new(cx, x, size, fill_value=None, *, dtype=None, device=None, requires_grad=False,
-         layout=None, pin_memory=False):  # fmt: skip
+def _new(cx, x, *size, dtype=None, device=None, requires_grad=False, layout=None,
+         pin_memory=False, **kw):  # fmt: skip
+    """``x.new_ones(2, 3)``, ``x.new_ones((2, 3), dtype=torch.bool)``,
+    ``x.new_full(size, fill_value)``: any dtype (the output's, as traced)."""
     op = cx.node.op
-    v = 1 if op.endswith("ones") else (fill_value if op.endswith("full") else 0)
-    return cx.target.full(list(size), v, cx.out_dtype())
+    if "size" in kw:
+        size = (kw["size"], *size)
+    if op.endswith("full"):
+        return cx.full(size_args(size[:1]), size[1] if len(size) > 1 else kw["fill_value"])
+    return cx.full(size_args(size), 1 if op.endswith("ones") else 0)
 
 
 @rule("torch.tensor", "torch.as_tensor", "torch.Tensor.new_tensor", "torch.asarray")
@@ -147,10 +152,7 @@ def _scalar_tensor(
 
 @rule("torch.fill", "torch.Tensor.fill_", "torch.zero_", "torch.Tensor.zero_", inplace="all")
 def _fill(cx, x, value=0):
-    t, dt = cx.target, cx.out_dtype()
-    if is_array(value):
-        return t.broadcast_to(cast_to(cx, value, dt), t.shape(x))
-    return t.full(t.shape(x), value, dt)
+    return cx.full(cx.target.shape(x), value)
 
 
 @rule("torch.cartesian_prod")

@@ -17,6 +17,8 @@ for _name, _fn in {
     "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow, "neg": operator.neg,
     "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
     "gt": operator.gt, "ge": operator.ge, "abs": operator.abs, "pos": operator.pos,
+    "and_": operator.and_, "or_": operator.or_, "xor": operator.xor, "lshift": operator.lshift,
+    "rshift": operator.rshift, "invert": operator.invert,
 }.items():  # fmt: skip
     TORCH_RULES.add(f"operator.{_name}", (lambda fn: lambda cx, *a: fn(*a))(_fn))
 

@@ -66,9 +66,28 @@ def _identity(cx, x, *a, **k):
     return x
 
 
-@rule("torch.Tensor.to", "torch.Tensor.type")
+@rule("torch.Tensor.to", "torch.Tensor.type", "torch.Tensor.type_as")
 def _to(cx, x, *args, **kwargs):
+    """``x.to(dtype)``, ``x.to(other)``, ``x.to(device, dtype)``, ``x.type_as(other)``: the
+    dtype the source call gave (devices do not exist in the translation)."""
     return cast_to(cx, x, cx.out_dtype())
+
+
+@rule("torch.Tensor.__int__", "torch.Tensor.__index__")
+def _int(cx, x):
+    return int(x)  # the target's conversion, guarded there as in the source
+
+
+@rule("torch.Tensor.__float__")
+def _float(cx, x):
+    return float(x)
+
+
+@rule("torch.Tensor.tolist")
+def _tolist(cx, x):
+    """The values as Python numbers, read from the target array (tracked there as in the
+    source: a list of sizes computed in an array stays recomputed for new inputs)."""
+    return x.tolist() if hasattr(x, "tolist") else x.numpy().tolist()
 
 
 for _name, _dt in {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
