@@ -144,7 +144,9 @@ def compile_graph(graph: Graph, *, allow: Allowlist = DEFAULT_ALLOWLIST) -> Comp
         gen.filename,
     )
     exec(code, namespace)
-    fn = namespace[gen.name]
+    # The function is not kept among its own globals: fn -> globals -> fn would be a
+    # reference cycle holding the graph's bindings (its constants) until a full collection.
+    fn = namespace.pop(gen.name)
     if gen.value_guards:  # read by backend_compile, which may be handed ``fn`` alone
         fn.ivytrace_value_guards = (name, MappingProxyType(gen.value_guards))
     bound = {k: namespace[k] for k in gen.bindings}

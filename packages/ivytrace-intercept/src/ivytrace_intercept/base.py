@@ -365,21 +365,22 @@ class PatchingInterceptor:
                 self._producers[out.id] = ins
         self._seen_nodes = len(nodes)
         roots = {v.id for v in rec.builder.inputs} | {e.value.id for e in rec.builder.externals}
-
-        def derived(vid: int) -> bool:
-            hit = self._derived.get(vid)
-            if hit is not None:
-                return hit
-            self._derived[vid] = False  # cycles cannot happen; guards recursion anyway
-            out = vid in roots or any(derived(i) for i in self._producers.get(vid, ()))
-            self._derived[vid] = out
-            return out
-
         for leaf in iter_arg_leaves(obj):
             v = rec.value_of(leaf)
-            if isinstance(v, Value) and derived(v.id):
+            if isinstance(v, Value) and self._is_derived(v.id, roots):
                 return True
         return False
+
+    def _is_derived(self, vid: int, roots: set[int]) -> bool:
+        """:meth:`input_derived` for one value (a method: a recursive closure would be a
+        reference cycle, function -> cell -> function)."""
+        hit = self._derived.get(vid)
+        if hit is not None:
+            return hit
+        self._derived[vid] = False  # cycles cannot happen; guards recursion anyway
+        out = vid in roots or any(self._is_derived(i, roots) for i in self._producers.get(vid, ()))
+        self._derived[vid] = out
+        return out
 
     def warn_unrecorded(self, obj: Any, how: str) -> None:
         """Say that an array made by an unrecorded call is about to be baked in."""

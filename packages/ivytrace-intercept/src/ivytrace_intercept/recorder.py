@@ -9,6 +9,7 @@ used by the one thread that runs the trace.
 
 from __future__ import annotations
 
+import functools
 import linecache
 import sys
 from collections.abc import Callable
@@ -83,8 +84,6 @@ class Recorder:
     values: IdentityMap = field(default_factory=IdentityMap)
     drawn: dict[int, Any] = field(default_factory=dict)
     """Generator output value id -> the value drawn while tracing (a snapshot)."""
-    depth: int = 0
-    """> 0 while a recorded call runs: calls made inside it are not recorded."""
     finished: bool = False
     arg_converters: list[Callable[[Any], Any]] = field(default_factory=list)
     """Framework hooks: runtime object -> IR argument, or ``NotImplemented``."""
@@ -107,21 +106,39 @@ class Recorder:
     _guard_keys: set[Any] = field(default_factory=set)
 
     def __post_init__(self) -> None:
+        # Neither the builder nor the depth counter points back at the recorder: a trace
+        # leaves no reference cycle, so it is freed as soon as its result is dropped.
         self.builder = GraphBuilder(self.name)
-        self.builder.current_scope = self.scope
-        self._quiet = _NotRecording(self)
+        self.builder.current_scope = functools.partial(_scope_now, self.module_calls)
+        self._quiet = _NotRecording()
 
     def scope(self) -> tuple[str, ...]:
         """The ``NodeMeta.scope`` of a node recorded now: a :func:`~.hints.source_hint`'s, or
         the module calls running."""
-        hint = SCOPE_HINT.get()
-        return hint if hint is not None else tuple(self.module_calls)
+        return _scope_now(self.module_calls)
+
+    @property
+    def depth(self) -> int:
+        """> 0 while a recorded call runs: calls made inside it are not recorded."""
+        return self._quiet.depth
+
+    def close(self) -> None:
+        """End the trace: recording stops and the frameworks' hooks are detached. The hooks
+        are bound methods of the interceptors, which hold this recorder; dropping them here
+        leaves no reference cycle, so a trace's recorder, builder and arrays are freed by
+        reference counting once its result is dropped (no ``gc.collect()`` needed)."""
+        self.finished = True
+        self.arg_converters.clear()
+        self.result_splitters.clear()
+        self.unknown_array.clear()
+        self.snapshot.clear()
+        self.array_wrappers.clear()
 
     # ------------------------------------------------------------ state
     @property
     def recording(self) -> bool:
         """Whether a call seen now is an outermost call to record."""
-        return self.depth == 0 and not self.finished
+        return self._quiet.depth == 0 and not self.finished
 
     def not_recording(self) -> _NotRecording:
         """``with rec.not_recording():`` -- calls made inside the block are not recorded (the
@@ -437,18 +454,25 @@ class Recorder:
 
 class _NotRecording:
     """The context manager :meth:`Recorder.not_recording` returns: raises the recorder's
-    depth while entered (a class, not a generator, as it runs around every recorded call)."""
+    depth while entered (a class, not a generator, as it runs around every recorded call).
+    It holds the depth itself, not the recorder, so that the two form no cycle."""
 
-    __slots__ = ("rec",)
+    __slots__ = ("depth",)
 
-    def __init__(self, rec: Recorder) -> None:
-        self.rec = rec
+    def __init__(self) -> None:
+        self.depth = 0
 
     def __enter__(self) -> None:
-        self.rec.depth += 1
+        self.depth += 1
 
     def __exit__(self, *exc: object) -> None:
-        self.rec.depth -= 1
+        self.depth -= 1
+
+
+def _scope_now(module_calls: list[str]) -> tuple[str, ...]:
+    """A :func:`~.hints.source_hint`'s scope, or the module calls running."""
+    hint = SCOPE_HINT.get()
+    return hint if hint is not None else tuple(module_calls)
 
 
 def _identity(x: Any) -> Any:

@@ -191,6 +191,53 @@ def torch_name_of(func: Any) -> str | None:
     return _private_or_aten_name(func)
 
 
+@functools.lru_cache(maxsize=1)
+def _mode_classes() -> tuple[type, type]:
+    """The torch-function mode that hands every call to an interceptor, and the dispatch mode
+    that sees every tensor torch makes: made once per process (a class made per trace would
+    be a reference cycle holding its interceptor, and the trace, until a full collection)."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class _Mode(TorchFunctionMode):
+        def __init__(self, interceptor: TorchInterceptor) -> None:
+            super().__init__()
+            self.interceptor = interceptor
+
+        def __torch_function__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
+            return self.interceptor.handle(func, tuple(args), kwargs or {})
+
+    class _Made(TorchDispatchMode):
+        """Sees every tensor torch makes on this thread while the trace runs, by whatever
+        path (a call the function mode never saw included); remembers them weakly."""
+
+        def __init__(self, made: Any) -> None:
+            super().__init__()
+            self.made = made
+
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            # torch wraps a dispatch mode's __torch_dispatch__ in dynamo's disable, and the
+            # first call through it imports torch._dynamo, inductor and sympy: 5-10 s on the
+            # first trace of a process. Nothing here is ever compiled: keep the plain method.
+            return False
+
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
+            with torch._C.DisableTorchFunction():  # an aten op is no call of the user's
+                out = func(*args, **(kwargs or {}))
+            for t in out if isinstance(out, tuple | list) else (out,):
+                if isinstance(t, torch.Tensor) and not any(t is a for a in args):
+                    self.made[t] = True  # in-place results (the argument itself) excluded
+            return out
+
+    return _Mode, _Made
+
+
 class TorchInterceptor:
     """Records torch calls into a :class:`Recorder` while it is entered (``with``)."""
 
@@ -198,40 +245,15 @@ class TorchInterceptor:
 
     def __init__(self, rec: Recorder) -> None:
         import torch
-        from torch.overrides import TorchFunctionMode
+        from torch.utils.weak import WeakIdKeyDictionary
 
         self.rec = rec
         self.torch = torch
-        interceptor = self
-
-        class _Mode(TorchFunctionMode):
-            def __torch_function__(
-                self, func: Any, types: Any, args: Any = (), kwargs: Any = None
-            ) -> Any:
-                return interceptor.handle(func, tuple(args), kwargs or {})
-
-        from torch.utils._python_dispatch import TorchDispatchMode
-        from torch.utils.weak import WeakIdKeyDictionary
-
-        made = WeakIdKeyDictionary()
-
-        class _Made(TorchDispatchMode):
-            """Sees every tensor torch makes on this thread while the trace runs, by whatever
-            path (a call the function mode never saw included); remembers them weakly."""
-
-            def __torch_dispatch__(
-                self, func: Any, types: Any, args: Any = (), kwargs: Any = None
-            ) -> Any:
-                with torch._C.DisableTorchFunction():  # an aten op is no call of the user's
-                    out = func(*args, **(kwargs or {}))
-                for t in out if isinstance(out, tuple | list) else (out,):
-                    if isinstance(t, torch.Tensor) and not any(t is a for a in args):
-                        made[t] = True  # in-place results (the argument itself) excluded
-                return out
-
-        self._mode = _Mode()
-        self._made_mode = _Made()
-        self._made = made
+        # The modes are made on entry and dropped on exit: a mode holds this interceptor,
+        # which must not stay in a cycle with it once the trace is over.
+        self._mode: Any = None
+        self._made_mode: Any = None
+        self._made = WeakIdKeyDictionary()
         self._op: str | None = None
         self._module_params: dict[int, tuple[Any, Value, tuple[str, ...], str, str]] = {}
         self._reads: dict[tuple[int, str, str], Value] = {}
@@ -253,6 +275,9 @@ class TorchInterceptor:
 
     # ---------------------------------------------------------------- lifecycle
     def __enter__(self) -> TorchInterceptor:
+        function_mode, made_mode = _mode_classes()
+        self._mode = function_mode(self)
+        self._made_mode = made_mode(self._made)
         self._made_mode.__enter__()
         try:
             self._mode.__enter__()
@@ -262,6 +287,7 @@ class TorchInterceptor:
             self._unhook_modules()
             self._mode.__exit__(None, None, None)
             self._made_mode.__exit__(None, None, None)
+            self._mode = self._made_mode = None
             raise
         return self
 
@@ -271,6 +297,7 @@ class TorchInterceptor:
             self._mode.__exit__(*exc)
         finally:
             self._made_mode.__exit__(*exc)
+            self._mode = self._made_mode = None
 
     # ---------------------------------------------------------------- module calls
     def _hook_modules(self) -> None:

@@ -121,57 +121,70 @@ def flatten(
     argument, say).
     """
     leaves: list[Any] = []
+    return leaves, _flatten_into(tree, leaves, is_dynamic, opaque)
 
-    def go(obj: Any) -> TreeDef:
-        if opaque is not None and opaque(obj):
-            leaves.append(obj)
-            return LEAF
-        if obj is None:
-            return TreeDef("none")
-        if is_dynamic(obj):
-            leaves.append(obj)
-            return LEAF
-        cls = type(obj)
-        if _is_namedtuple(obj):
-            return TreeDef(
-                "namedtuple",
-                tuple(go(v) for v in obj),
-                tuple(cls._fields),
-                qualified_name(cls),
-                cls,
-            )
-        if is_structseq(cls):
-            return TreeDef(
-                "namedtuple",
-                tuple(go(v) for v in obj),
-                tuple(cls.__match_args__),  # type: ignore[attr-defined]
-                qualified_name(cls),
-                cls,
-            )
-        if cls is tuple:
-            return TreeDef("tuple", tuple(go(v) for v in obj))
-        if cls is list:
-            return TreeDef("list", tuple(go(v) for v in obj))
-        if cls is dict:
-            keys = tuple(obj.keys())
-            return TreeDef("dict", tuple(go(obj[k]) for k in keys), keys)
-        if isinstance(obj, Mapping):
-            keys = tuple(obj.keys())
-            return TreeDef(
-                "mapping", tuple(go(obj[k]) for k in keys), keys, qualified_name(cls), cls
-            )
-        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            names = tuple(f.name for f in dataclasses.fields(obj) if f.init)
-            return TreeDef(
-                "dataclass",
-                tuple(go(getattr(obj, n)) for n in names),
-                names,
-                qualified_name(cls),
-                cls,
-            )
-        return TreeDef("static", value=obj)
 
-    return leaves, go(tree)
+def _flatten_into(
+    obj: Any,
+    leaves: list[Any],
+    is_dynamic: Callable[[Any], bool],
+    opaque: Callable[[Any], bool] | None,
+) -> TreeDef:
+    """:func:`flatten`'s recursion, a module function: a recursive closure would be a
+    reference cycle (function -> cell -> function) holding the leaves until a collection."""
+    if opaque is not None and opaque(obj):
+        leaves.append(obj)
+        return LEAF
+    if obj is None:
+        return TreeDef("none")
+    if is_dynamic(obj):
+        leaves.append(obj)
+        return LEAF
+    cls = type(obj)
+    if _is_namedtuple(obj):
+        return TreeDef(
+            "namedtuple",
+            tuple(_flatten_into(v, leaves, is_dynamic, opaque) for v in obj),
+            tuple(cls._fields),
+            qualified_name(cls),
+            cls,
+        )
+    if is_structseq(cls):
+        return TreeDef(
+            "namedtuple",
+            tuple(_flatten_into(v, leaves, is_dynamic, opaque) for v in obj),
+            tuple(cls.__match_args__),  # type: ignore[attr-defined]
+            qualified_name(cls),
+            cls,
+        )
+    if cls is tuple:
+        return TreeDef("tuple", tuple(_flatten_into(v, leaves, is_dynamic, opaque) for v in obj))
+    if cls is list:
+        return TreeDef("list", tuple(_flatten_into(v, leaves, is_dynamic, opaque) for v in obj))
+    if cls is dict:
+        keys = tuple(obj.keys())
+        return TreeDef(
+            "dict", tuple(_flatten_into(obj[k], leaves, is_dynamic, opaque) for k in keys), keys
+        )
+    if isinstance(obj, Mapping):
+        keys = tuple(obj.keys())
+        return TreeDef(
+            "mapping",
+            tuple(_flatten_into(obj[k], leaves, is_dynamic, opaque) for k in keys),
+            keys,
+            qualified_name(cls),
+            cls,
+        )
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        names = tuple(f.name for f in dataclasses.fields(obj) if f.init)
+        return TreeDef(
+            "dataclass",
+            tuple(_flatten_into(getattr(obj, n), leaves, is_dynamic, opaque) for n in names),
+            names,
+            qualified_name(cls),
+            cls,
+        )
+    return TreeDef("static", value=obj)
 
 
 def build_container(tree: TreeDef, parts: list[Any]) -> Any:
@@ -196,25 +209,24 @@ def build_container(tree: TreeDef, parts: list[Any]) -> Any:
 def unflatten(tree: TreeDef, leaves: list[Any] | tuple[Any, ...]) -> Any:
     """Rebuild the structure of ``tree`` around ``leaves`` (the inverse of :func:`flatten`)."""
     it = iter(leaves)
-
-    def go(t: TreeDef) -> Any:
-        if t.kind == "leaf":
-            leaf = next(it, _END)
-            if leaf is _END:
-                raise ValueError(
-                    f"unflatten: fewer leaves than the {tree.num_leaves} the tree holds"
-                )
-            return leaf
-        if t.kind == "static":
-            return t.value
-        if t.kind == "none":
-            return None
-        return build_container(t, [go(c) for c in t.children])
-
-    out = go(tree)
+    out = _unflatten_from(tree, it, tree)
     if next(it, _END) is not _END:
         raise ValueError(f"unflatten: more leaves than the {tree.num_leaves} the tree holds")
     return out
+
+
+def _unflatten_from(t: TreeDef, it: Iterator[Any], tree: TreeDef) -> Any:
+    """:func:`unflatten`'s recursion (a module function, as :func:`_flatten_into`)."""
+    if t.kind == "leaf":
+        leaf = next(it, _END)
+        if leaf is _END:
+            raise ValueError(f"unflatten: fewer leaves than the {tree.num_leaves} the tree holds")
+        return leaf
+    if t.kind == "static":
+        return t.value
+    if t.kind == "none":
+        return None
+    return build_container(t, [_unflatten_from(c, it, tree) for c in t.children])
 
 
 _END = object()

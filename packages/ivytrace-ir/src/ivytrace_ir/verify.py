@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .graph import PRIM_OPS, Graph, iter_arg_leaves
@@ -31,6 +32,17 @@ def _neighbourhood(graph: Graph, index: int, radius: int = 2) -> str:
         mark = ">>" if i == index else "  "
         lines.append(f"  {mark} [{i}] {format_node(graph.nodes[i], name)}")
     return "\n".join(lines)
+
+
+def _check_tree(t: TreeDef, what: str, i: int | None, fail: Callable[..., Any]) -> None:
+    """Every keyed tree node has one key per child; leaves have no children."""
+    if t.kind in ("dict", "namedtuple", "dataclass", "mapping"):
+        if len(t.keys) != len(t.children):
+            fail(f"{what} has a {t.kind} of {len(t.children)} items but {len(t.keys)} keys", i)
+    elif t.kind in ("leaf", "static", "none") and t.children:
+        fail(f"{what} has a {t.kind} with children", i)
+    for c in t.children:
+        _check_tree(c, what, i, fail)
 
 
 def verify(graph: Graph, allow: Allowlist = DEFAULT_ALLOWLIST) -> Graph:
@@ -79,13 +91,7 @@ def verify(graph: Graph, allow: Allowlist = DEFAULT_ALLOWLIST) -> Graph:
             fail(f"{what} holds a {type(leaf).__qualname__}, which is not an IR argument", i)
 
     def check_tree(t: TreeDef, what: str, i: int | None = None) -> None:
-        if t.kind in ("dict", "namedtuple", "dataclass", "mapping"):
-            if len(t.keys) != len(t.children):
-                fail(f"{what} has a {t.kind} of {len(t.children)} items but {len(t.keys)} keys", i)
-        elif t.kind in ("leaf", "static", "none") and t.children:
-            fail(f"{what} has a {t.kind} with children", i)
-        for c in t.children:
-            check_tree(c, what, i)
+        _check_tree(t, what, i, fail)  # not recursive itself: a recursive closure is a cycle
 
     check_tree(graph.in_tree, "the input tree")
     check_tree(graph.out_tree, "the output tree")

@@ -39,6 +39,14 @@ class Graph:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:  # replaced per instance, see __init__
         return self._fn(*args, **kwargs)
 
+    def __del__(self) -> None:
+        # A class is always in a reference cycle (its ``__mro__`` holds it): the one-off
+        # subclass lets go of the generated function when the graph goes, so that the
+        # function's constants are freed then, not at the next full collection.
+        cls = type(self)
+        if cls is not Graph and "__call__" in cls.__dict__:
+            type.__delattr__(cls, "__call__")
+
     @property
     def fn(self) -> Callable[..., Any]:
         """The generated function itself (no wrapper at all)."""
