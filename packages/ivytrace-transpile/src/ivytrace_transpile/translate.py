@@ -52,7 +52,7 @@ from .decompose import decomposition_gap, needs_decomposition, with_decompositio
 from .errors import NodeCheck, TranspileError, UnsupportedOpsError, ValidationError
 from .targets import Target, get_target, remembering_transposes
 
-__all__ = ["STRUCTURAL", "RuleContext", "Translation", "translate_graph"]
+__all__ = ["STRUCTURAL", "RuleContext", "Translation", "compare_output", "translate_graph"]
 
 STRUCTURAL = frozenset({"ivytrace.getattr", "ivytrace.getitem", "ivytrace.guard"})
 """Structural ops the translator handles itself (reads of module state, guards)."""
@@ -369,6 +369,12 @@ def _compare(ref: Any, got: Any) -> tuple[bool, float, str]:
     ok = bool(same_nan.all() and same_inf.all()) and err <= tol
     what = "" if ok else (f"max abs err {err:.3g} > {tol:.3g}" if err > tol else "nan/inf differ")
     return ok, err, what
+
+
+def compare_output(ref: Any, got: Any) -> tuple[bool, float, str]:
+    """(ok, max abs err, what differs) for one output: the check validation applies to
+    every node, public so that the test sweeps judge a translated call by the same rule."""
+    return _compare(ref, got)
 
 
 def _check(index: int, node: Node, ref_leaves: list[Any], got_leaves: list[Any]) -> NodeCheck:
