@@ -207,6 +207,13 @@ class Target:
         """The elements of ``x`` where ``mask`` is True, flattened in order."""
         raise NotImplementedError(f"{self.name} boolean_mask")
 
+    def index_update(self, x: Any, pos: Any, values: Any) -> Any:
+        """A new 1-d array: ``x`` (1-d) with ``values`` written at positions ``pos`` (1-d
+        integer, in range, as long as ``values``): the functional form of every indexed
+        write (``x[key] = v`` once the key is turned into flat positions). Where a position
+        repeats, one of its values is kept (torch leaves which one unspecified too)."""
+        raise NotImplementedError(f"{self.name} index_update")
+
     def segment_reduce(self, kind: str, data: Any, ids: Any, num: int, dtype: str) -> Any:
         """``out[k] = reduce(data[i] for i with ids[i] == k)`` over the first axis of
         ``data`` (``kind``: sum, prod, max, min; ``dtype``: data's canonical dtype);
@@ -394,6 +401,11 @@ class ArrayNamespaceTarget(Target):
         """The elements of ``x`` where ``mask`` (same shape) is True, flattened in order
         (eager only, like :meth:`nonzero`)."""
         return x[mask]
+
+    def index_update(self, x: Any, pos: Any, values: Any) -> Any:
+        y = self.xp.copy(x)  # a copy, then the assignment
+        y[pos] = values
+        return y
 
     def pad(
         self, x: Any, pads: Sequence[tuple[Any, Any]], mode: str = "constant", value: Any = 0
@@ -842,6 +854,9 @@ class TensorFlowTarget(Target):
     def boolean_mask(self, x: Any, mask: Any) -> Any:
         return self.tf.boolean_mask(x, mask)
 
+    def index_update(self, x: Any, pos: Any, values: Any) -> Any:
+        return self.tf.tensor_scatter_nd_update(x, self.tf.expand_dims(pos, -1), values)
+
     def pad(
         self, x: Any, pads: Sequence[tuple[Any, Any]], mode: str = "constant", value: Any = 0
     ) -> Any:
@@ -1034,6 +1049,10 @@ class _JaxTarget(ArrayNamespaceTarget):
     def ew_relu(self, x: Any) -> Any:
         """``max(x, 0)`` of a float array."""
         return native("jax.nn.relu")(x)
+
+    def index_update(self, x: Any, pos: Any, values: Any) -> Any:
+        # ``x.at[pos].set(values)``, by a public name the tracer records
+        return native("jax.numpy.put")(x, pos, values, inplace=False)
 
     def canonical_dtype(self, dtype: str) -> str:
         import jax

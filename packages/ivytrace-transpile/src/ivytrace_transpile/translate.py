@@ -398,6 +398,9 @@ def translate_graph(
 ) -> Translation:
     """Translate ``graph`` (a source-framework graph traced on ``args``/``kwargs``) into
     ``target`` with ``rules``; check every node against the source run."""
+    from .functionalize import functionalize  # writes through views, made functional
+
+    graph = functionalize(graph, args, kwargs)
     name = graph.meta.name
     rules = with_decompositions(rules)  # torch ops with no rule: PyTorch's decompositions
     ref = _reference_run(graph, args, kwargs)

@@ -31,6 +31,7 @@ from . import (
     sorting,
     special,
     tensor,
+    writes,  # last: derives in-place spellings from the rules above
 )
 
 __all__ = [
@@ -51,4 +52,5 @@ __all__ = [
     "sorting",
     "special",
     "tensor",
+    "writes",
 ]

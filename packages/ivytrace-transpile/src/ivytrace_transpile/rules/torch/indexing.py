@@ -3,40 +3,188 @@ take_along_dim, masked_fill, and the data-dependent nonzero / masked_select."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .._common import arg_rank, arr, broadcast_shape, cast_to, dim_axes, is_array, numel, ref_rank
 from ..registry import rule
 
-__all__: list[str] = []
+__all__ = ["index_read", "index_write"]
+
+
+def _key_entries(cx, x, key) -> list[tuple[str, Any]]:
+    """The key as entries, Ellipsis expanded: ("int", i), ("slice", s), ("none", None),
+    ("index", integer array), ("mask", (bool array, its rank))."""
+    t = cx.target
+    keys = list(key) if isinstance(key, tuple) else [key]
+    out: list[tuple[str, Any]] = []
+    for k in keys:
+        if isinstance(k, list):  # torch makes a tensor of a list
+            flat = list(_flatten_list(k))
+            if flat and all(isinstance(v, bool) for v in flat):
+                k = t.asarray(k, "bool")
+            else:
+                k = t.asarray(k, t.canonical_dtype("int64"))
+        if k is None:
+            out.append(("none", None))
+        elif k is Ellipsis:
+            out.append(("ellipsis", None))
+        elif isinstance(k, slice):
+            out.append(("slice", k))
+        elif isinstance(k, bool):
+            raise NotImplementedError("indexing with a Python bool")
+        elif is_array(k):
+            rank = len(t.shape(k))
+            if cx.dtype_of(k) == "bool":
+                if rank == 0:
+                    raise NotImplementedError("indexing with a 0-d boolean tensor")
+                out.append(("mask", (k, rank)))
+            else:
+                out.append(("index", k))
+        else:  # a Python int or a tracked size
+            out.append(("int", k))
+    used = sum(r[1] if kind == "mask" else 1 for kind, r in
+               ((kind, v) for kind, v in out) if kind in ("int", "slice", "index", "mask"))  # fmt: skip
+    rank = len(t.shape(x))
+    if sum(1 for kind, _ in out if kind == "ellipsis") > 1:
+        raise NotImplementedError("an index with two Ellipses")
+    fill = [("slice", slice(None))] * (rank - used)
+    i = next((j for j, (kind, _) in enumerate(out) if kind == "ellipsis"), None)
+    if i is None:
+        return out + fill
+    return out[:i] + fill + out[i + 1 :]
+
+
+def _flatten_list(v: Any) -> Any:
+    for e in v:
+        if isinstance(e, list | tuple):
+            yield from _flatten_list(e)
+        else:
+            yield e
+
+
+def index_read(cx, x, key) -> Any:
+    """``x[key]`` with torch's meaning, for any key: ints, slices (any step), None,
+    Ellipsis, integer index arrays (several, broadcast together) and boolean masks, mixed.
+
+    Ints, slices and None are applied first as the target's own basic indexing (torch
+    selects an int before it places index arrays); then the index arrays (a mask becomes
+    its ``nonzero`` coordinates, one array per masked dim) pick elements: one array is a
+    ``take``; several are one ``take`` of flat positions from their dims moved first, and
+    the picked dims go where the first array stood when the arrays are adjacent, first
+    otherwise (numpy's and torch's rule)."""
+    t = cx.target
+    entries = _key_entries(cx, x, key)
+    basic: list[Any] = []
+    picks: list[tuple[int, Any, bool]] = []  # (dim in the basic result, index, from a mask)
+    d = 0
+    for kind, v in entries:
+        if kind == "int":
+            basic.append(v)
+        elif kind == "slice":
+            basic.append(v)
+            d += 1
+        elif kind == "none":
+            basic.append(None)
+            d += 1
+        elif kind == "index":
+            basic.append(slice(None))
+            picks.append((d, v, False))
+            d += 1
+        else:  # a mask over ``rank`` dims: its coordinates, one index per dim
+            mask, rank = v
+            basic.extend([slice(None)] * rank)
+            coords = t.nonzero(mask)
+            for j in range(rank):
+                picks.append((d + j, t.getitem(coords, (slice(None), j)), True))
+            d += rank
+    trivial = all(isinstance(b, slice) and b == slice(None) for b in basic)
+    y = x if trivial else t.getitem(x, tuple(basic))
+    if not picks:
+        return y
+    shape = list(t.shape(y))
+    rank = len(shape)
+    idt = t.canonical_dtype("int64")
+    idx = []
+    for dim, i, from_mask in picks:
+        i = cast_to(cx, i, idt) if not from_mask else t.cast(i, idt)
+        if not from_mask:  # negative positions count from the end
+            i = t.where(t.ew("less", i, t.asarray(0, idt)), i + shape[dim], i)
+        idx.append(i)
+    dims = [p[0] for p in picks]
+    if len(picks) == 1:
+        return t.take(y, idx[0], dims[0])
+    others = [a for a in range(rank) if a not in dims]
+    perm = dims + others
+    if perm != list(range(rank)):
+        y = t.transpose(y, perm)
+    lead = 1
+    for a in dims:
+        lead = lead * shape[a]
+    y = t.reshape(y, [lead, *[shape[a] for a in others]])
+    flat, stride = None, None  # row-major flat positions over the picked dims
+    for a, i in zip(reversed(dims), reversed(idx)):
+        flat = i if flat is None else flat + i * stride
+        stride = shape[a] if stride is None else stride * shape[a]
+    out = t.take(y, flat, 0)
+    nb = max(len(t.shape(i)) for i in idx)
+    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+    if adjacent and dims[0]:
+        d0 = dims[0]
+        n_rest = len(others)
+        out = t.transpose(
+            out,
+            [*range(nb, nb + d0), *range(nb), *range(nb + d0, nb + n_rest)],
+        )
+    return out
+
+
+def index_write(cx, x, key, value, dtype: str) -> Any:
+    """``x`` with ``x[key] = value`` done functionally, for any key :func:`index_read`
+    takes: a mask over leading dims with a value for every selected row is a ``where``;
+    anything else is read as flat positions (``index_read`` of an iota of ``x``'s shape)
+    and written with the target's ``index_update``. The value is cast to ``dtype`` (``x``'s)
+    and broadcast to what the key selects (leading size-1 dims dropped, as torch does)."""
+    t = cx.target
+    shape = list(t.shape(x))
+    v = arr(cx, value, dtype)
+    vshape = list(t.shape(v))
+    entries = [e for e in _key_entries(cx, x, key)]
+    lead_mask = (
+        entries
+        and entries[0][0] == "mask"
+        and all(kind == "slice" and e == slice(None) for kind, e in entries[1:])
+    )
+    if lead_mask:
+        mask, mrank = entries[0][1]
+        rest = shape[mrank:]
+        if len(vshape) <= len(rest):  # the same value for every selected row
+            m = t.reshape(mask, [*t.shape(mask), *([1] * len(rest))])
+            return t.where(m, t.broadcast_to(v, shape), x)
+    n = 1
+    for s in shape:
+        n = n * s
+    idt = t.canonical_dtype("int64")
+    iota = t.reshape(t.arange(0, n, 1, idt), shape)
+    pos = index_read(cx, iota, key)
+    pshape = list(t.shape(pos))
+    if len(vshape) > len(pshape):  # torch drops leading size-1 dims of the value
+        v = t.reshape(v, vshape[len(vshape) - len(pshape) :])
+    v = t.broadcast_to(v, pshape)
+    flat = t.index_update(t.reshape(x, [-1]), t.reshape(pos, [-1]), t.reshape(v, [-1]))
+    return t.reshape(flat, shape)
 
 
 @rule("torch.Tensor.__getitem__")
 def _getitem(cx, x, key):
-    t = cx.target
     keys = key if isinstance(key, tuple) else (key,)
     if not any(is_array(k) or isinstance(k, list) for k in keys):
-        return t.getitem(x, key)
-    # one index array (or a mask) among plain slices
-    arrays = [i for i, k in enumerate(keys) if is_array(k) or isinstance(k, list)]
-    ref_keys = cx.ref_args[1] if isinstance(cx.ref_args[1], tuple) else (cx.ref_args[1],)
-    if (
-        len(arrays) == 1
-        and all(
-            (isinstance(k, slice) and k == slice(None))
-            for i, k in enumerate(keys)
-            if i != arrays[0]
-        )
-        and Ellipsis not in keys
-    ):
-        i = arrays[0]
-        k = keys[i]
-        rk = ref_keys[i]
-        if isinstance(k, list):
-            k = t.asarray(k, "int64" if not any(isinstance(v, bool) for v in k) else "bool")
-            rk = None
-        if rk is not None and str(rk.dtype) == "torch.bool":
-            raise NotImplementedError("boolean mask indexing")
-        return t.take(x, k, i)
-    raise NotImplementedError(f"indexing with {len(arrays)} index arrays")
+        return cx.target.getitem(x, key)
+    return index_read(cx, x, key)
+
+
+@rule("torch.Tensor.__setitem__")
+def _setitem(cx, x, key, value):
+    return index_write(cx, x, key, value, cx.out_dtype())
 
 
 @rule("torch.gather", method=True)
