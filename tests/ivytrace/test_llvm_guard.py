@@ -41,3 +41,27 @@ def test_importing_ivytrace_loads_no_triton() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.slow
+@needs_deepbind
+def test_importing_only_ivytrace_intercept_after_tensorflow_protects_triton() -> None:
+    """Issue 19: the guard lived in the umbrella, so ``import tensorflow`` then
+    ``import ivytrace_intercept`` and a trace that loads triton aborted the process."""
+    import importlib.util
+
+    if any(importlib.util.find_spec(m) is None for m in ("tensorflow", "triton")):
+        pytest.skip("needs tensorflow and triton")
+    probe = (
+        "import sys, tensorflow\n"
+        "import ivytrace_intercept\n"
+        "assert 'ivytrace' not in sys.modules\n"
+        "import triton._C.libtriton as lib\n"
+        "lib.llvm.init_targets()\n"
+        "print('COEXIST-OK')\n"
+    )
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert out.returncode == 0 and "COEXIST-OK" in out.stdout, out.stderr[-2000:]

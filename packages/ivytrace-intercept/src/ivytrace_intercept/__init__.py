@@ -11,6 +11,7 @@ Each framework's interceptor follows the :class:`Interceptor` protocol and is fo
 table :data:`INTERCEPTORS` (framework -> factory, its module imported lazily).
 """
 
+from . import _llvm
 from .base import PatchingInterceptor, UnrecordedArrayWarning
 from .hints import source_hint
 from .interceptor import INTERCEPTORS, Interceptor, InterceptorFactory, ModuleBinder
@@ -18,6 +19,8 @@ from .recorder import IdentityMap, Recorder, TraceError
 from .registry import REGISTRY, PatchRegistry
 from .scalars import TrackedFloat, TrackedInt, is_tracked_scalar, tracked_value
 from .trace import TraceResult, trace
+
+_llvm.install()  # triton loaded after tensorflow binds to its own LLVM (see _llvm)
 
 __all__ = [
     "INTERCEPTORS",

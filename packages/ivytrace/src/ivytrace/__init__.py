@@ -8,13 +8,11 @@ NumPy code) and the framework-agnostic frontend.
 from ivytrace_ir import GuardFailure
 from ivytrace_transpile import TranspileError, UnsupportedOpsError, ValidationError, transpile
 
-from . import _llvm, frontend
+from . import frontend
 from .frontend import *  # noqa: F403 - the seeds' framework-agnostic API: ivy.array, ivy.sum, ...
 from .frontend import __all__ as _frontend_all
 from .graph import Graph, LazyGraph, load
 from .tracing import TraceOptions, compile, trace_graph
-
-_llvm.install()  # triton loaded after tensorflow binds to its own LLVM (see _llvm)
 
 __all__ = [
     *_frontend_all,
