@@ -50,12 +50,16 @@ def _signature(args: tuple[Any, ...], kwargs: Mapping[str, Any], target: str) ->
     return (repr(tree), specs)
 
 
-def _to_source(x: Any, source: str) -> Any:
-    """A target (or numpy) array as an array of the source framework, for tracing."""
+def _to_source(x: Any, source: str, dtype: str | None = None) -> Any:
+    """A target (or numpy) array as an array of the source framework, for tracing (of
+    ``dtype`` where given: the dtype it was traced at, see ``_traced_dtypes``)."""
     if framework_of(x) is None or framework_of(x) == source:
         return x
     arr = to_numpy(x)
     spec = spec_of(x)
+    if dtype is not None and dtype != spec.dtype:
+        arr = arr.astype(dtype)
+        spec = spec.__class__(spec.framework, dtype, spec.shape)
     return from_numpy(arr, spec.__class__(source, spec.dtype, spec.shape))
 
 
@@ -92,8 +96,10 @@ class TranslatedCallable:
     def translate(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Translation:
         """Trace the source callable on ``args``/``kwargs`` (arrays of any framework,
         converted to the source's) and translate; keeps the result for their signature."""
+        wanted = self._traced_dtypes(args, kwargs)
         src_args, src_kwargs = map_arg(
-            (tuple(args), dict(kwargs)), lambda x: _to_source(x, self.source_framework)
+            (tuple(args), dict(kwargs)),
+            lambda x: _to_source(x, self.source_framework, wanted.get(id(x))),
         )
         with _no_grad(self.source_framework):
             res = trace(self._fn, src_args, src_kwargs, name=self.__name__)
@@ -117,6 +123,39 @@ class TranslatedCallable:
         if self.output_dir is not None:
             self.save(self.output_dir)
         return tr
+
+    def _traced_dtypes(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[int, str]:
+        """The source dtype to trace each target array at (by ``id``) where the target's
+        dtype stands for another: JAX without x64 holds int32 where torch traced int64, and
+        torch's index ops refuse int32. An earlier translation with the same structure and
+        ranks gives its traced dtypes; without one, an integer array the target narrowed is
+        traced at the widest type it stands for (int64, torch's default integer)."""
+        leaves, tree = flatten((tuple(args), dict(kwargs)), lambda o: framework_of(o) is not None)
+        canon = get_target(self.target).canonical_dtype
+        traced: list[str] | None = None
+        for key, (tr, _) in self._entries.items():
+            specs = [v.spec for v in tr.source.inputs]
+            if (
+                key[0] == repr(tree)
+                and len(specs) == len(leaves)
+                and all(
+                    len(s.shape) == len(x.shape) and canon(s.dtype) == canon(spec_of(x).dtype)
+                    for s, x in zip(specs, leaves)
+                )
+            ):
+                traced = [s.dtype for s in specs]
+                break
+        out: dict[int, str] = {}
+        for i, x in enumerate(leaves):
+            if framework_of(x) == self.source_framework:
+                continue
+            have = spec_of(x).dtype
+            want = traced[i] if traced is not None else None
+            if want is None and have.startswith(("int", "uint")):
+                want = next((w for w in ("int64", "uint64") if canon(w) == have), None)
+            if want is not None and want != have:
+                out[id(x)] = want
+        return out
 
     # ---- writing
     def save(

@@ -1,0 +1,180 @@
+"""Python arithmetic on sizes stays tracked; Python-level helpers are answers, not ops.
+
+Each function is traced once (``ivytrace.trace_graph``) and the compiled graph is called at
+other sizes, against torch. What Python cannot keep tracked (``int()`` / ``float()``: CPython
+turns whatever ``__int__`` / ``__float__`` return into a plain number) is guarded, and the
+guard names the user's line.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from intercept_support import assert_names_resolve, ops
+
+import ivytrace as ivy
+
+SIZES = [(6, 10), (9, 4), (13, 17), (1, 3)]
+
+
+def halves_by_shift(x):
+    h, w = x.shape
+    return x[: (h + 1) >> 1, : w >> 1] * 2
+
+
+def rows_by_divmod(x):
+    q, r = divmod(x.shape[0], 4)
+    return torch.cat([x[:q], x[x.shape[0] - r :]])
+
+
+def masked_sizes(x):
+    h, w = x.shape
+    # & | ^ ~ of sizes: round down to even, set the low bit, xor; -(~h) is h + 1
+    return torch.zeros(h & ~1, ((w | 1) ^ 2) - (~h)) + x.sum()
+
+
+def floor_ceil_round(x):
+    h, w = x.shape
+    a = math.floor(h / 3) + math.ceil(w / 4) + round(h * 0.4)
+    return torch.ones(a + 1, (h + w) // 2, (h * w) % 5 + 1) * x.mean()
+
+
+def pyramid_tracked(x):
+    """An image pyramid written so that its sizes stay tracked (math.floor of a true
+    division; ``//``)."""
+    h, w = x.shape[-2:]
+    levels = []
+    for f in (1.5, 2.0, 3.0):
+        nh, nw = math.floor(h / f), w // int(f)
+        levels.append(torch.nn.functional.interpolate(x, size=(nh, nw), mode="bilinear"))
+    return [lv.mean(dim=(-2, -1)) for lv in levels] + [levels[-1].shape[-1] * x.sum()]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [halves_by_shift, rows_by_divmod, masked_sizes, floor_ceil_round],
+    ids=lambda f: f.__name__,
+)
+def test_size_arithmetic_is_recomputed_at_new_sizes(fn):
+    traced_on = torch.randn(*SIZES[0])
+    graph = ivy.trace_graph(fn, args=(traced_on,))
+    assert_names_resolve(graph.ir)
+    assert "ivytrace.guard" not in ops(graph.ir), graph.ir
+    for shape in SIZES:
+        x = torch.randn(*shape)
+        got, want = graph(x), fn(x)
+        assert got.shape == want.shape, (shape, got.shape, want.shape)
+        torch.testing.assert_close(got, want)
+
+
+def test_bit_operations_and_divmod_are_graph_nodes():
+    graph = ivy.trace_graph(masked_sizes, args=(torch.randn(6, 10),)).ir
+    names = ops(graph)
+    for op in ("operator.and_", "operator.or_", "operator.xor", "operator.invert"):
+        assert op in names, (op, names)
+    graph = ivy.trace_graph(rows_by_divmod, args=(torch.randn(6, 10),)).ir
+    assert {"operator.floordiv", "operator.mod"} <= set(ops(graph))
+
+
+def test_an_image_pyramid_with_tracked_sizes_answers_at_new_image_sizes():
+    graph = ivy.trace_graph(pyramid_tracked, args=(torch.randn(1, 3, 17, 23),))
+    for hw in ((17, 23), (32, 20), (9, 41)):
+        x = torch.randn(1, 3, *hw)
+        for got, want in zip(graph(x), pyramid_tracked(x)):
+            torch.testing.assert_close(got, want)
+
+
+def pyramid_int_float(x):
+    h = x.shape[-2]
+    nh = int(float(h) / 2.0)
+    return torch.nn.functional.interpolate(x, size=(nh, nh), mode="nearest")
+
+
+def test_int_of_float_of_a_size_is_guarded_by_name_and_a_lazy_graph_retraces():
+    """CPython copies a subclass returned by ``__float__`` / ``__int__`` into a plain number,
+    so ``int(float(h) / f)`` cannot stay tracked: the size is guarded, the guard names the
+    line and the spellings that do stay tracked, and a lazy graph traces again."""
+    graph = ivy.trace_graph(pyramid_int_float, args=(torch.randn(1, 1, 8, 8),))
+    with pytest.raises(ivy.GuardFailure) as info:
+        graph(torch.randn(1, 1, 12, 8))
+    message = str(info.value)
+    assert "float()" in message and "n / k keeps it tracked" in message, message
+    assert "test_size_arithmetic.py" in message and "nh = int(float(h) / 2.0)" in message
+    lazy = ivy.trace_graph(pyramid_int_float)
+    for h in (8, 12, 7):
+        x = torch.randn(1, 1, h, 8)
+        torch.testing.assert_close(lazy(x), pyramid_int_float(x))
+
+
+def dtype_helpers(x, y):
+    dt = torch.promote_types(x.dtype, y.dtype)
+    rt = torch.result_type(x, 2.5)
+    flags = x.is_floating_point() and not torch.is_complex(y) and x.is_contiguous()
+    scale = 2.0 if flags and torch.can_cast(rt, dt) else 3.0
+    return x.to(dt) * scale + y.to(dt), x.element_size()
+
+
+def test_dtype_helpers_are_answers_with_the_dtypes_guarded():
+    x, y = torch.randn(3, 4), torch.randn(4, dtype=torch.float64)
+    graph = ivy.trace_graph(dtype_helpers, args=(x, y))
+    names = ops(graph.ir)
+    for helper in (
+        "torch.promote_types",
+        "torch.result_type",
+        "torch.Tensor.is_floating_point",
+        "torch.is_complex",
+        "torch.Tensor.is_contiguous",
+        "torch.can_cast",
+        "torch.Tensor.element_size",
+    ):
+        assert helper not in names, (helper, graph.ir)
+    assert names.count("torch.Tensor.dtype") == 2, graph.ir  # x and y, each read once
+    x2 = torch.randn(5, 4)
+    got, size = graph(x2, y)
+    assert size == 4
+    torch.testing.assert_close(got, dtype_helpers(x2, y)[0])
+    with pytest.raises(ivy.GuardFailure):  # another dtype: the helpers' answers would change
+        graph(torch.randn(5, 4, dtype=torch.float64), y)
+
+
+def strides_and_len(x):
+    s0, s1, s2 = x.stride()
+    n = len(x)
+    return x.reshape(-1)[: s0 + s1 * 2 + s2] * n
+
+
+def test_strides_of_a_contiguous_tensor_are_tracked_and_len_is_guarded():
+    graph = ivy.trace_graph(strides_and_len, args=(torch.randn(2, 3, 4),))
+    assert "torch.Tensor.stride" not in ops(graph.ir)
+    for shape in ((2, 5, 6), (2, 3, 1)):
+        x = torch.randn(*shape)
+        torch.testing.assert_close(graph(x), strides_and_len(x))
+    with pytest.raises(ivy.GuardFailure) as info:  # len(x) left the graph: guarded
+        graph(torch.randn(3, 3, 4))
+    assert "len()" in str(info.value)
+
+
+def strides_of_a_view(x):
+    return x.t().stride()[0] * x.sum()
+
+
+def test_strides_of_a_view_stay_an_op():
+    graph = ivy.trace_graph(strides_of_a_view, args=(torch.randn(3, 4),))
+    assert "torch.Tensor.stride" in ops(graph.ir)
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(graph(x), strides_of_a_view(x))
+
+
+def count_from_data(x):
+    n = int(x.abs().max())  # a value read from the tensor's data
+    return torch.ones(n + 1) * x.sum()
+
+
+def test_a_value_read_from_data_stays_guarded():
+    x = torch.tensor([1.0, -2.5, 0.5])
+    graph = ivy.trace_graph(count_from_data, args=(x,))
+    torch.testing.assert_close(graph(x * 0.9), count_from_data(x * 0.9))
+    with pytest.raises(ivy.GuardFailure):
+        graph(x * 3)
