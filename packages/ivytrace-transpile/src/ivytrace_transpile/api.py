@@ -102,7 +102,13 @@ class TranslatedCallable:
             lambda x: _to_source(x, self.source_framework, wanted.get(id(x))),
         )
         with _no_grad(self.source_framework):
-            res = trace(self._fn, src_args, src_kwargs, name=self.__name__)
+            try:
+                res = trace(self._fn, src_args, src_kwargs, name=self.__name__)
+            except Exception as exc:
+                err = _wrong_source(self, exc)
+                if err is None:
+                    raise
+                raise err from exc
             _refuse_training_dependence(self._fn, res.graph)
             graph = run_pipeline(
                 res.graph, default_pipeline(array_caching=False, drawn=res.drawn, within_calls=True)
@@ -279,6 +285,22 @@ def _refuse_training_dependence(fn: Any, graph: Any) -> None:
         )
 
 
+def _wrong_source(tc: TranslatedCallable, exc: Exception) -> TranspileError | None:
+    """Where the source code failed and looks like another framework's code than the one it
+    was translated as (``source="jax"`` on torch code hands it jax arrays), the error naming
+    ``source=``; ``None`` where nothing says the source is wrong."""
+    guess, why = _source_of(tc._fn, None, None, tc.target)
+    if guess == tc.source_framework or why == "the default":
+        return None
+    err = TranspileError(
+        f"{tc.__name__!r} was translated as {tc.source_framework} code (source="
+        f"{tc.source_framework!r}) and failed on the {tc.source_framework} arrays it was "
+        f"handed, but it looks like {guess} code ({why}): pass source={guess!r} or leave "
+        f"source= out. The failure: {type(exc).__name__}: {exc}"
+    )
+    return err
+
+
 def _is_meta_module(obj: Any) -> bool:
     from .meta import has_meta_tensors
 
@@ -411,6 +433,13 @@ def transpile(
             for o in objs
         )
     (obj,) = objs
+    if source is not None and source not in _SOURCES:
+        alias = {"pytorch": "torch", "tf": "tensorflow", "np": "numpy", "keras": "tensorflow"}
+        hint = f"did you mean source={alias[source.lower()]!r}? " if source.lower() in alias else ""
+        raise ValueError(
+            f"source={source!r} names no framework ivytrace knows: {hint}"
+            f"expected one of {', '.join(map(repr, _SOURCES))}, or leave source= out"
+        )
     src, why = (source, "source= says so") if source else _source_of(obj, args, kwargs, target)
     if src not in ("torch", "numpy", "jax"):
         raise NotImplementedError(

@@ -168,5 +168,21 @@ class LazyGraph:
 def load(path: str | os.PathLike[str], *, allow: ir.Allowlist = ir.DEFAULT_ALLOWLIST) -> Graph:
     """A callable :class:`Graph` from a file written by :meth:`Graph.save`.
 
-    Never unpickles; refuses files naming anything outside ``allow``."""
-    return Graph(ir.load(path, allow=allow))
+    Never unpickles; refuses files naming anything outside ``allow``. A graph runs in its
+    framework: loading a torch graph where torch is not installed is refused saying so, and
+    that ``ivytrace_ir.load(path, native=False)`` reads it all the same (to print or draw)."""
+    try:
+        return Graph(ir.load(path, allow=allow))
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] not in _FRAMEWORK_MODULES:
+            raise
+        raise ModuleNotFoundError(
+            f"{os.fspath(path)} holds a graph of {exc.name.split('.')[0]}, and running it needs "
+            f"that framework, which is not installed ({exc}); "
+            f"ivytrace_ir.load({os.fspath(path)!r}, native=False) reads it without it, to "
+            "print, inspect or draw (`ivytrace show FILE` does so too)",
+            name=exc.name,
+        ) from exc
+
+
+_FRAMEWORK_MODULES = frozenset({"torch", "tensorflow", "jax", "jaxlib", "keras"})

@@ -296,6 +296,7 @@ def trace_graph(
     """
     if not objs:
         raise TypeError("trace_graph needs at least one callable")
+    _check_example_inputs(args, kwargs)
     if return_backend_traced_fn is not None:
         return_backend_compiled_fn = return_backend_compiled_fn or return_backend_traced_fn
     callables = list(objs)
@@ -317,6 +318,23 @@ def trace_graph(
     )
     results = [_trace_one(o, args, kwargs, opts) for o in callables]
     return results[0] if len(results) == 1 else tuple(results)
+
+
+def _check_example_inputs(args: Any, kwargs: Any) -> None:
+    """``args`` is the tuple of positional inputs and ``kwargs`` a dict, as for
+    ``torch.export.export`` and ``jax.jit(f).lower(*args)``'s caller: a bare array is refused
+    rather than wrapped, since an array is itself a sequence (of its rows) and a list of
+    arrays would read as several inputs where wrapping would make it one."""
+    if args is not None and not isinstance(args, tuple | list):
+        what = "an array" if ir.framework_of(args) is not None else f"a {type(args).__name__}"
+        raise TypeError(
+            f"args= takes a tuple of the positional example inputs, got {what}: "
+            "write args=(x,) for one input"
+        )
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise TypeError(
+            f"kwargs= takes a dict of keyword example inputs, got a {type(kwargs).__name__}"
+        )
 
 
 def compile(*objs: Any, **options: Any) -> Any:
