@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from transpile.opinfo import TESTS
 
 import ivytrace.frontend as ivy
 from ivytrace_transpile.optable import unique_ops
@@ -55,10 +56,10 @@ def _compare(op, got: Any, want: Any, where: str) -> None:
     w = np.asarray(want)
     assert g.shape == w.shape, f"{where}: shape {g.shape} != {w.shape}"
     assert _kind(g.dtype) == _kind(w.dtype), f"{where}: dtype {g.dtype} vs reference {w.dtype}"
-    if op.compare == "shape":
+    if TESTS[op.name].compare == "shape":
         return
     if g.dtype.kind in "fc":
-        rtol, atol = op.tol or _TOL.get(g.dtype.name, (1e-4, 1e-5))
+        rtol, atol = TESTS[op.name].tol or _TOL.get(g.dtype.name, (1e-4, 1e-5))
         np.testing.assert_allclose(g.astype(np.float64), w, rtol=rtol, atol=atol, err_msg=where)
     else:
         np.testing.assert_array_equal(g, w, err_msg=where)
@@ -116,8 +117,9 @@ def test_op(op, backend, monkeypatch):
     fn = getattr(ivy, op.name)
     native = op.natives.get(backend)
     calls = _count_calls(native, monkeypatch) if native else None
-    for i, (args, kwargs) in enumerate(op.sample_inputs()):
-        want = op.reference(*args, **kwargs)
+    test = TESTS[op.name]
+    for i, (args, kwargs) in enumerate(test.samples()):
+        want = test.reference(*args, **kwargs)
         nargs, nkwargs = _convert(op, args, kwargs)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # jax: int64 requested without x64

@@ -1,4 +1,5 @@
-"""The op table: names, flags, lookups, and that every native name is allowed and real."""
+"""The op table: names, lookups, and that every native name is allowed and real; its test
+data (``tests/transpile/opinfo.py``): samples for every op."""
 
 from __future__ import annotations
 
@@ -6,15 +7,16 @@ from types import MappingProxyType
 
 import numpy as np
 import pytest
+from transpile.opinfo import TESTS, SampleInput, samples
 
 import ivytrace.frontend as ivy
 from ivytrace_ir import DEFAULT_ALLOWLIST, check_name, resolve
+from ivytrace_ir.opfacts import op_record
 from ivytrace_transpile.optable import (
     BACKENDS,
     CATEGORIES,
     OPS,
     OpInfo,
-    SampleInput,
     by_native,
     lookup,
     unique_ops,
@@ -44,15 +46,16 @@ def test_entries_are_well_formed():
         assert op.category in CATEGORIES
         assert set(op.natives) <= set(BACKENDS)
         assert op.natives or op.category == "nn", op.name
-        samples = op.sample_inputs()
-        assert 1 <= len(samples) <= 8, op.name
-        for s in samples:
+        calls = samples(op)
+        assert 1 <= len(calls) <= 8, op.name
+        for s in calls:
             assert isinstance(s, SampleInput)
             args, kwargs = s
             assert isinstance(args, tuple) and isinstance(kwargs, dict)
-        assert op.reference is not None, op.name
-        if op.compare == "shape":
-            assert op.generator or op.name == "empty"
+        assert TESTS[op.name].reference is not None, op.name
+        if TESTS[op.name].compare == "shape":
+            assert op.category == "random" or op.name == "empty"
+    assert set(TESTS) == {op.name for op in ops}
 
 
 def _same(x, y) -> bool:
@@ -67,7 +70,7 @@ def _same(x, y) -> bool:
 
 def test_samples_are_deterministic():
     for op in unique_ops():
-        assert _same(tuple(op.sample_inputs()), tuple(op.sample_inputs())), op.name
+        assert _same(samples(op), samples(op)), op.name
 
 
 def test_aliases_and_lookup():
@@ -84,15 +87,15 @@ def test_by_native():
     assert [o.name for o in by_native("torch.concat")] == ["concat"]
     assert [o.name for o in by_native("tensorflow.math.reduce_sum")] == ["sum"]
     assert by_native("torch.Tensor.__add__")[0].name == "add"
-    assert by_native("torch.rand")[0].generator
+    assert by_native("torch.rand")[0].category == "random"
     assert by_native("no.such.name") == ()
 
 
-def test_flags():
-    assert OPS["random_uniform"].generator and OPS["dropout"].generator
-    assert not OPS["add"].generator
-    assert OPS["reshape"].view and not OPS["add"].view
-    assert not any(op.inplace for op in unique_ops())
+def test_what_an_op_draws_or_views_is_read_from_opfacts_not_the_table():
+    assert not hasattr(OPS["add"], "generator") and not hasattr(OPS["reshape"], "view")
+    assert op_record(OPS["random_uniform"].natives["torch"]).draws == "draw"
+    assert op_record(OPS["reshape"].natives["torch"]).view
+    assert op_record(OPS["add"].natives["torch"]).draws is None
 
 
 def test_native_names_pass_the_default_allowlist():

@@ -7,32 +7,16 @@ import math
 
 import numpy as np
 
+from ... import optable
 from .._common import arr, binary, broadcast_shape, cast_to, ew_unary, is_array, is_float_dtype
 from ..registry import TORCH_RULES, rule
 
 __all__ = ["remainder"]
 
 
-_UNARY = {
-    "exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "abs", "sin": "sin", "cos": "cos",
-    "tan": "tan", "tanh": "tanh", "neg": "negative", "negative": "negative", "floor": "floor",
-    "ceil": "ceil", "sign": "sign", "square": "square", "logical_not": "logical_not",
-    "sigmoid": "sigmoid", "erf": "erf", "erfc": "erfc", "log1p": "log1p", "expm1": "expm1",
-    "log2": "log2", "log10": "log10", "exp2": "exp2", "rsqrt": "rsqrt", "reciprocal": "reciprocal",
-    "asin": "arcsin", "arcsin": "arcsin", "acos": "arccos", "arccos": "arccos", "atan": "arctan",
-    "arctan": "arctan", "sinh": "sinh", "cosh": "cosh", "asinh": "arcsinh", "arcsinh": "arcsinh",
-    "acosh": "arccosh", "arccosh": "arccosh", "atanh": "arctanh", "arctanh": "arctanh",
-    "trunc": "trunc", "fix": "trunc", "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
-    "bitwise_not": "bitwise_not", "absolute": "abs", "lgamma": "lgamma", "digamma": "digamma",
-    "signbit": "signbit", "special.erf": "erf", "special.erfc": "erfc", "special.expm1": "expm1",
-    "special.log1p": "log1p", "special.exp2": "exp2", "special.expit": "sigmoid",
-    "special.digamma": "digamma", "special.gammaln": "lgamma", "special.psi": "digamma",
-}  # fmt: skip
-
-
 _NO_INPLACE = frozenset({"isnan", "isinf", "isfinite", "signbit", "maximum", "minimum", "fmax",
                          "fmin", "logaddexp"})  # fmt: skip
-"""Ops of the tables here that torch has no in-place form of."""
+"""Torch ops of the op table's ``same`` names that torch has no in-place form of."""
 _METHOD_INPLACE_ONLY = frozenset({"sign", "logical_not", "bitwise_not", "absolute", "lgamma",
                                   "digamma"})  # fmt: skip
 """Unary ops whose in-place form is a Tensor method only (``x.sign_()``, no ``torch.sign_``);
@@ -44,25 +28,33 @@ _OPERATOR = {
 }  # fmt: skip
 """The torch op that a Python operator's dunders (``__add__``, ``__iadd__``, ``__radd__``)
 are spelled as, by the operator's name in :data:`ivytrace_ir.opfacts.OPERATORS`."""
+_COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
+"""Elementwise ops computed in their operands' common dtype (their result is bool)."""
 
 
-def _inplace(name: str) -> bool | str:
-    if name in _NO_INPLACE:
-        return False
-    return True if name in _METHOD_INPLACE_ONLY else "all"
+def _same_meaning(op: optable.OpInfo, torch_name: str) -> None:
+    """Register ``torch_name``, which means exactly elementwise ``op`` (the op table's
+    ``same``), to ``op``'s target primitive, with its method, in-place and operator spellings.
+    In-place forms (``x.add_(y)``, ``x += y``) are recorded as effect nodes whose output is
+    the new version of ``x``: translated, they are the out-of-place op (the output spec keeps
+    ``x``'s dtype)."""
+    t = torch_name.removeprefix("torch.")
+    if op.arity == 1:
+        fn = ew_unary(op.name)
+        inplace = False if t in _NO_INPLACE else (True if t in _METHOD_INPLACE_ONLY else "all")
+    else:
+        fn = binary(op.name, compare=op.name in _COMPARISONS)
+        inplace = t not in _NO_INPLACE
+    if "." in t:  # torch.special.*: no method, no in-place form
+        TORCH_RULES.add(torch_name, fn)
+        return
+    names = [torch_name, *(["torch.Tensor.__abs__"] if t == "abs" else [])]
+    TORCH_RULES.add(names, fn, method=True, inplace=inplace, operator=_OPERATOR.get(t))
 
 
-for _t, _n in _UNARY.items():
-    if "." in _t:  # torch.special.*: no method, no in-place form
-        TORCH_RULES.add(f"torch.{_t}", ew_unary(_n))
-        continue
-    TORCH_RULES.add(
-        [f"torch.{_t}", *(["torch.Tensor.__abs__"] if _t == "abs" else [])],
-        ew_unary(_n),
-        method=True,
-        inplace=_inplace(_t),
-        operator=_OPERATOR.get(_t),
-    )
+for _op in optable.unique_ops():
+    for _name in _op.same.get("torch", ()):
+        _same_meaning(_op, _name)
 
 
 TORCH_RULES.add(["torch.nn.functional.sigmoid"], ew_unary("sigmoid"))
@@ -77,48 +69,6 @@ def _round(cx, x, decimals=0):
         f = 10.0**decimals
         return cx.target.ew("round", x * f) / f
     return cx.target.ew("round", x)
-
-
-_BINARY = {
-    "add": "add", "sub": "subtract", "subtract": "subtract", "mul": "multiply",
-    "multiply": "multiply", "div": "divide", "divide": "divide", "true_divide": "divide",
-    "pow": "pow", "maximum": "maximum", "minimum": "minimum", "atan2": "arctan2",
-    "arctan2": "arctan2", "logical_and": "logical_and", "logical_or": "logical_or",
-    "logical_xor": "logical_xor", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
-    "bitwise_xor": "bitwise_xor", "floor_divide": "floor_divide", "hypot": "hypot",
-    "copysign": "copysign", "fmax": "fmax", "fmin": "fmin", "logaddexp": "logaddexp",
-    "nextafter": "nextafter",
-}  # fmt: skip
-
-
-_COMPARE = {
-    "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
-    "ge": "greater_equal", "greater": "greater", "less": "less", "greater_equal": "greater_equal",
-    "less_equal": "less_equal", "not_equal": "not_equal",
-}  # fmt: skip
-
-
-# In-place forms (``x.add_(y)``, ``x += y``) are recorded as effect nodes whose output is
-# the new version of ``x``: translated, they are the out-of-place op (the output spec keeps
-# ``x``'s dtype).
-for _t, _n in _BINARY.items():
-    TORCH_RULES.add(
-        f"torch.{_t}",
-        binary(_n),
-        method=True,
-        inplace=_t not in _NO_INPLACE,
-        operator=_OPERATOR.get(_t),
-    )
-
-
-for _t, _n in _COMPARE.items():
-    TORCH_RULES.add(
-        f"torch.{_t}",
-        binary(_n, compare=True),
-        method=True,
-        inplace=True,
-        operator=_OPERATOR.get(_t),
-    )
 
 
 @rule("torch.remainder", method=True, operator="mod")
