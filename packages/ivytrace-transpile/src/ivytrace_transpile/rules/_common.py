@@ -137,7 +137,12 @@ def ew_unary(name: str) -> Callable[..., Any]:
         dt = cx.out_dtype()
         if name == "logical_not" and cx.dtype_of(x) != "bool":  # any dtype: x == 0
             return cx.target.ew("equal", x, cx.target.asarray(0, cx.dtype_of(x)))
-        return cx.ew(name, cast_to(cx, x, dt) if dt.startswith(("float", "complex")) else x)
+        # a complex input of a real result (abs, angle) keeps its type: cast to the result's
+        # real dtype first would drop the imaginary part (|3+4j| read as 3)
+        keep = is_array(x) and cx.dtype_of(x).startswith("complex") and not dt.startswith("complex")
+        return cx.ew(
+            name, cast_to(cx, x, dt) if dt.startswith(("float", "complex")) and not keep else x
+        )
 
     return r
 
