@@ -8,7 +8,13 @@ its channels-last convolutions. :func:`transpile` is the user-facing entry point
 """
 
 from .api import TranslatedCallable, transpile
-from .errors import NodeCheck, TranspileError, UnsupportedOpsError, ValidationError
+from .errors import (
+    NodeCheck,
+    TranslatedCallError,
+    TranspileError,
+    UnsupportedOpsError,
+    ValidationError,
+)
 from .layout import LAYOUT_RULES, count_transposes, optimize_transposes
 from .rules import TORCH_RULES, RuleTable, rules_for
 from .targets import TARGETS, Target, get_target
@@ -22,6 +28,7 @@ __all__ = [
     "RuleContext",
     "RuleTable",
     "Target",
+    "TranslatedCallError",
     "TranslatedCallable",
     "Translation",
     "TranspileError",

@@ -32,7 +32,7 @@ from ivytrace_ir import (
 )
 from ivytrace_passes import default_pipeline, run_pipeline
 
-from .errors import TranspileError
+from .errors import TranslatedCallError, TranspileError
 from .outputs import DEFAULT_OUTPUT_DIR, write_package
 from .rules import rules_for
 from .targets import TARGETS, get_target
@@ -198,7 +198,55 @@ class TranslatedCallable:
             del self._entries[key]
             self.translate(args, kwargs)
             tr, compiled = self._entries[key]
-            return compiled.fn(self.weights_for(tr), *args, **kwargs)
+            try:
+                return compiled.fn(self.weights_for(tr), *args, **kwargs)
+            except Exception as exc:
+                err = self._call_error(exc, args, kwargs)
+                if err is exc:
+                    raise
+                raise err from exc
+        except Exception as exc:
+            err = self._call_error(exc, args, kwargs)
+            if err is exc:
+                raise
+            raise err from exc
+
+    def _call_error(self, exc: Exception, args: tuple, kwargs: dict) -> Exception:
+        """A target op raised while the translated function ran: a
+        :class:`TranslatedCallError` naming the node, its op and the user's line (from the
+        note the compiled graph adds), and whether torch takes the same inputs. ivytrace's
+        own errors (a guard that failed, an input of another kind) pass unchanged."""
+        if type(exc).__module__.split(".", 1)[0].startswith("ivytrace"):
+            return exc
+        notes = [n for n in getattr(exc, "__notes__", ()) if n.startswith("ivytrace:")]
+        where = notes[-1].split("\n", 1)[1].strip() if notes and "\n" in notes[-1] else ""
+        head = notes[-1].split("\n", 1)[0] if notes else "ivytrace: in the translated code"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        try:  # the source on the same inputs: are they the code's problem or the translation's?
+            src_args, src_kwargs = map_arg(
+                (tuple(args), dict(kwargs)), lambda x: _to_source(x, self.source_framework)
+            )
+            with _no_grad(self.source_framework):
+                self._fn(*src_args, **src_kwargs)
+        except Exception as src_exc:
+            verdict = (
+                f"{self.source_framework} raises on these inputs too "
+                f"({type(src_exc).__name__}: {str(src_exc).strip().splitlines()[0][:200]}): "
+                "they are not inputs the code takes; pass inputs it does take"
+            )
+        else:
+            verdict = (
+                f"{self.source_framework} takes these inputs, so the translation does not hold "
+                f"for them: translate on them (transpile(..., args=<these inputs>)) to have it "
+                "validated there, or write a rule for that op that does"
+            )
+        msg = (
+            f"calling the {self.target} translation of {self.__name__!r} failed: "
+            f"{head.removeprefix('ivytrace: ')}"
+            + (f"\n{where}" if where else "")
+            + f"\n{self.target} raised {type(exc).__name__}: {first[:300]}\n{verdict}"
+        )
+        return TranslatedCallError(msg, where, exc)
 
     def weights_for(self, tr: Translation) -> Mapping[str, Any]:
         """The weights a call of ``tr`` is passed, by ``state_dict`` key: its converted

@@ -6,7 +6,13 @@ from dataclasses import dataclass
 
 from ivytrace_ir import SourceLoc
 
-__all__ = ["NodeCheck", "TranspileError", "UnsupportedOpsError", "ValidationError"]
+__all__ = [
+    "NodeCheck",
+    "TranslatedCallError",
+    "TranspileError",
+    "UnsupportedOpsError",
+    "ValidationError",
+]
 
 
 class TranspileError(RuntimeError):
@@ -53,3 +59,16 @@ class ValidationError(TranspileError):
     def __init__(self, message: str, check: NodeCheck) -> None:
         super().__init__(message)
         self.check = check
+
+
+class TranslatedCallError(TranspileError):
+    """A call of a translated function failed inside a target op: the message names the
+    node, its op and the user's torch line (``where``), whether torch accepts the same
+    inputs, and what would make it work. The framework's own error is ``__cause__``."""
+
+    def __init__(self, message: str, where: str, original: BaseException) -> None:
+        super().__init__(message)
+        self.where = where
+        """The failing node of the translated graph and the user's line, as text."""
+        self.original = original
+        """The target framework's exception."""

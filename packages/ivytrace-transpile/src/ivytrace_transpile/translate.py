@@ -51,6 +51,7 @@ from ivytrace_passes.interpret import call_node, eval_arg, tree_leaves
 from .decompose import decomposition_gap, needs_decomposition, with_decompositions
 from .errors import NodeCheck, TranspileError, UnsupportedOpsError, ValidationError
 from .targets import Target, get_target, remembering_transposes
+from .unique import chosen_outputs, describe_choice, node_reads, output_ids
 
 __all__ = ["STRUCTURAL", "RuleContext", "Translation", "compare_output", "translate_graph"]
 
@@ -505,10 +506,7 @@ def translate_graph(
         graph=res.graph.replace(out_tree=graph.out_tree),
         output=unflatten(graph.out_tree, list(res.output)),
     )
-    checks = tuple(
-        _check(i, graph.nodes[i], [ref[v.id] for v in graph.nodes[i].outputs], got)
-        for i, got in produced
-    )
+    checks = _checks(graph, produced, ref)
     if validate:
         bad = next((c for c in checks if not c.ok), None)
         if bad is not None:
@@ -627,10 +625,66 @@ def _validation_error(bad: NodeCheck, target: str) -> ValidationError:
 
 def _raise_first_divergence(graph: Graph, produced: list, ref: Mapping[int, Any]) -> None:
     """When a rule fails, an earlier wrong node is the likelier culprit: name it."""
-    for i, got in produced:
-        c = _check(i, graph.nodes[i], [ref[v.id] for v in graph.nodes[i].outputs], got)
+    for c in _checks(graph, produced, ref, outputs=False):
         if not c.ok:
             raise _validation_error(c, "target")
+
+
+def _checks(
+    graph: Graph, produced: list, ref: Mapping[int, Any], outputs: bool = True
+) -> tuple[NodeCheck, ...]:
+    """Every translated node against the source run, knowing what is unique
+    (``ivytrace_transpile.unique``): an output defined only up to a choice (an SVD's
+    singular vectors) is not compared, nor is a node reading one whose value differs (its
+    results carry the choice on); a node that agrees with the source again ends the
+    choice. With ``outputs``, a returned value that still carries a choice and differs
+    from the source's fails, at the node that made it."""
+    chosen: dict[int, int] = {}  # value id -> the node whose choice it carries
+    made: dict[int, tuple[int, Any]] = {}  # value id -> (position in checks, translated)
+    checks: list[NodeCheck] = []
+    for i, got in produced:
+        node = graph.nodes[i]
+        refs = [ref[v.id] for v in node.outputs]
+        own = chosen_outputs(node.op, len(node.outputs))
+        keep = [k for k in range(len(refs)) if k not in own]
+        c = _check(i, node, [refs[k] for k in keep], [got[k] for k in keep if k < len(got)])
+        for k in own:
+            chosen[node.outputs[k].id] = i
+        roots = sorted({chosen[v] for v in node_reads(graph, i) if v in chosen})
+        if roots and not c.ok:
+            for v in node.outputs:
+                chosen[v.id] = roots[0]
+            c = dataclasses.replace(
+                c,
+                ok=True,
+                detail=f"not compared: carries the choice of {describe_choice(graph, roots[0])}",
+            )
+        elif own and c.ok:
+            c = dataclasses.replace(c, detail=f"outputs {list(own)} not compared: not unique")
+        for v, g in zip(node.outputs, got):
+            made[v.id] = (len(checks), g)
+        checks.append(c)
+    if outputs:
+        for vid in output_ids(graph):
+            if vid not in chosen or vid not in made:
+                continue
+            pos, g = made[vid]
+            ok, err, what = _compare(ref[vid], g)
+            if not ok:
+                c = checks[pos]
+                checks[pos] = dataclasses.replace(
+                    c,
+                    ok=False,
+                    max_abs_err=err,
+                    detail=(
+                        f"the function returns a value that depends on the sign or basis "
+                        f"{describe_choice(graph, chosen[vid])} chose, and the translation "
+                        f"chose otherwise ({what}); return what does not depend on it (a "
+                        "product that cancels the signs, the singular values) or compare "
+                        "up to that choice"
+                    ),
+                )
+    return tuple(checks)
 
 
 def _ref_result(node: Node, ref: Mapping[int, Any]) -> Any:
