@@ -301,6 +301,10 @@ class Recorder:
         new_leaves = []
         for leaf, v in zip(leaves, outs):
             if framework_of(leaf) is not None:
+                if not mutates and any(leaf is a for a in (*args, *kwargs.values())):
+                    # A call that gave back its argument itself (jax's x[:n] where n is the
+                    # whole length): two values, one object; the code sees a new one.
+                    leaf = _fresh(leaf)
                 leaf = self.wrap_array(leaf)
                 self.values.set(leaf, v)
                 if generator:
@@ -477,3 +481,15 @@ def _scope_now(module_calls: list[str]) -> tuple[str, ...]:
 
 def _identity(x: Any) -> Any:
     return x
+
+
+def _fresh(leaf: Any) -> Any:
+    """A new object holding the array ``leaf`` holds (ivytrace names values by identity). A
+    torch call that returns its argument (``x.contiguous()``, ``x.to(x.dtype)``) does so at
+    every size, so the object is kept."""
+    fw = framework_of(leaf)
+    if fw == "jax" and hasattr(leaf, "copy"):
+        return leaf.copy()
+    if fw == "tensorflow" and "Variable" not in type(leaf).__name__:
+        return sys.modules["tensorflow"].identity(leaf)
+    return leaf

@@ -49,9 +49,20 @@ def _bool(cx, x):
     return bool(x)
 
 
+def _scalar(cx, x):
+    """One element of a target array as the value the graph computes with: a tracked Python
+    number where the target records the read (``item`` of jax and numpy arrays), else the
+    0-d array itself (tensorflow: ``x.numpy().item()`` is no recorded call, and its number
+    would be baked into the translation; a 0-d tensor computes on, and is guarded where
+    Python decides with it)."""
+    if cx.target.name == "tensorflow":
+        return cx.target.reshape(x, [])
+    return x.item()
+
+
 @rule("torch.Tensor.item")
 def _item(cx, x):
-    return x.item() if hasattr(x, "item") else x.numpy().item()
+    return _scalar(cx, x)
 
 
 @rule(
@@ -85,9 +96,20 @@ def _float(cx, x):
 
 @rule("torch.Tensor.tolist")
 def _tolist(cx, x):
-    """The values as Python numbers, read from the target array (tracked there as in the
-    source: a list of sizes computed in an array stays recomputed for new inputs)."""
-    return x.tolist() if hasattr(x, "tolist") else x.numpy().tolist()
+    """The values as nested lists, each element read as :func:`_scalar` reads one (tracked
+    as in the source: a list of sizes computed in an array stays recomputed for new
+    inputs). The lengths are the array's sizes, guarded."""
+    t = cx.target
+    if t.name == "numpy":
+        return x.tolist()  # recorded, with tracked elements
+
+    def nested(a, rank):
+        if rank == 0:
+            return _scalar(cx, a)
+        (n,) = cx.static_shape(a, [0])
+        return [nested(t.getitem(a, i), rank - 1) for i in range(n)]
+
+    return nested(x, cx.ref_args[0].dim())
 
 
 for _name, _dt in {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
