@@ -1,0 +1,391 @@
+"""The base of the target frameworks as array namespaces the translation rules are written against.
+
+A rule is written once, against :class:`Target`'s small vocabulary of primitives
+(numpy's names and semantics: ``reshape``, ``transpose``, ``sum(x, axis, keepdims)``,
+``conv`` in NCHW, ...), and runs on any target. Each target implements the vocabulary
+with its own native calls, which the tracer records while a rule runs: the translated
+graph is made of those native calls.
+
+Elementwise primitives are one call of a native function with the same arguments on
+every target; their native names are read from the op table (:mod:`.optable`, the one
+place that says "exp on tensorflow is ``tensorflow.math.exp``"); a target composes the
+ones it has no native for in an ``ew_<name>`` method. Everything else is a method
+written per target.
+
+Targets import their framework when they are built, never at module import.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import math
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from ivytrace_intercept import IdentityMap
+from ivytrace_ir import DEFAULT_ALLOWLIST, check_name
+
+from .. import optable
+
+__all__ = ["Target", "native", "remembering_transposes"]
+
+
+@functools.lru_cache(maxsize=1024)
+def _path(name: str) -> tuple[str, ...]:
+    check_name(name, DEFAULT_ALLOWLIST)
+    return tuple(name.split("."))
+
+
+def native(name: str) -> Any:
+    """The target callable ``name`` (checked against the allowlist once), looked up from
+    its root module at call time: the tracer's wrapper is what runs while it records, and
+    a namespace module that the framework rebinds (importing ``tensorflow.math`` by name
+    does) is never held stale."""
+    root, *rest = _path(name)
+    obj: Any = importlib.import_module(root)
+    for part in rest:
+        obj = getattr(obj, part)
+    return obj
+
+
+_TRANSPOSED: ContextVar[IdentityMap | None] = ContextVar("ivytrace_transposed", default=None)
+"""While a translated run records: array -> {perm: that array transposed by perm}, for the
+transposes channels-last regions made (both ways). Context-local (one per translation),
+never module state."""
+
+
+@contextlib.contextmanager
+def remembering_transposes() -> Iterator[None]:
+    """Within, a transpose into or out of a channels-last region that undoes the transpose
+    which made its input returns that input (``conv -> to NCHW -> to NHWC -> batch norm``
+    runs and records one transpose, not two), and one already made of the same array is
+    reused (a block's input read by two convs). The arrays are the same values; the layout
+    pass would cancel the pairs anyway: this saves running them during translation."""
+    token = _TRANSPOSED.set(IdentityMap())
+    try:
+        yield
+    finally:
+        _TRANSPOSED.reset(token)
+
+
+class Target:
+    """A target framework seen as an array namespace. Subclasses implement the primitives."""
+
+    name: str = ""
+    """The framework's name in specs: ``"tensorflow"``, ``"jax"``, ``"numpy"``."""
+
+    transpose_op: str = ""
+    """The target's ``transpose(x, perm)``, which channels-last regions are made with."""
+
+    def relayout(self, x: Any, perm: Sequence[int]) -> Any:
+        """``x`` transposed by ``perm``; inside :func:`remembering_transposes`, an array
+        already at hand when there is one: the input of the transpose that made ``x`` when
+        ``perm`` undoes it, or the result of the same transpose of ``x`` made before."""
+        perm = tuple(perm)
+        known = _TRANSPOSED.get()
+        if known is None:
+            return native(self.transpose_op)(x, list(perm))
+        done = known.get(x)
+        if done is not None and perm in done:
+            return done[perm]
+        y = native(self.transpose_op)(x, list(perm))
+        inverse = [0] * len(perm)
+        for i, p in enumerate(perm):
+            inverse[p] = i
+        if done is None:
+            known.set(x, done := {})
+        done[perm] = y
+        known.set(y, {tuple(inverse): x})
+        return y
+
+    def channels_last(self, x: Any) -> Any:
+        """N, C, *spatial -> N, *spatial, C."""
+        return self.relayout(x, [0, *range(2, len(x.shape)), 1])
+
+    def channels_first(self, x: Any) -> Any:
+        """N, *spatial, C -> N, C, *spatial."""
+        rank = len(x.shape)
+        return self.relayout(x, [0, rank - 1, *range(1, rank - 1)])
+
+    array_types: tuple[type, ...] = ()
+    """The target's array classes."""
+
+    def softmax(self, x: Any, axis: Any) -> Any:
+        """``exp(x - max) / sum`` over ``axis`` (an axis or a tuple of them)."""
+        m = self.reduce("max", x, axis, True)
+        e = self.ew("exp", x - m)
+        return e / self.reduce("sum", e, axis, True)
+
+    def is_array(self, x: Any) -> bool:
+        """Whether ``x`` is an array of this target, judged by its class alone (reading an
+        attribute of an array while tracing would record a read)."""
+        return isinstance(x, self.array_types)
+
+    # ---- dtypes --------------------------------------------------------------
+    def canonical_dtype(self, dtype: str) -> str:
+        """The dtype this target uses for the canonical ``dtype`` (jax without x64 has no
+        64-bit types)."""
+        return dtype
+
+    def dtype(self, dtype: str) -> Any:
+        """The native dtype object for a canonical dtype name."""
+        raise NotImplementedError
+
+    def shape(self, x: Any) -> tuple[Any, ...]:
+        """The sizes of ``x`` (tracked while tracing: a translated graph reads them anew)."""
+        return tuple(x.shape)
+
+    # ---- elementwise, from the tables ---------------------------------------
+    @functools.cached_property
+    def _elementwise(self) -> dict[str, Any]:
+        table: dict[str, Any] = {}
+        for op in optable.unique_ops():
+            if op.category == "elementwise" and self.name in op.natives:
+                table[op.name] = op.natives[self.name]
+        return table
+
+    def has(self, name: str) -> bool:
+        """Whether ``name`` is an elementwise primitive of this target (or a method)."""
+        return name in self._elementwise or hasattr(self, "ew_" + name)
+
+    def ew(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Call the elementwise primitive ``name`` (numpy's name for it)."""
+        own = getattr(self, "ew_" + name, None)
+        if own is not None:
+            return own(*args, **kwargs)
+        try:
+            name_ = self._elementwise[name]
+        except KeyError:
+            raise NotImplementedError(f"{self.name} has no elementwise {name!r}") from None
+        return native(name_)(*args, **kwargs)
+
+    # ---- linear algebra and FFTs ----------------------------------------------
+    def linalg(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """The linear-algebra function ``name`` (numpy's name and signature), native name
+        from the op table (category ``linalg``)."""
+        found = optable.OPS[name].natives.get(self.name) if name in optable.OPS else None
+        if found is None:
+            raise NotImplementedError(f"{self.name} has no linalg {name!r} here")
+        return native(found)(*args, **kwargs)
+
+    def svd(self, x: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
+        """numpy's ``svd``: ``(u, s, vh)``, or ``s`` alone without ``compute_uv``."""
+        raise NotImplementedError(f"{self.name} svd")
+
+    def fft(self, kind: str, x: Any, *args: Any, **kwargs: Any) -> Any:
+        """numpy's ``numpy.fft.<kind>`` (same signature)."""
+        raise NotImplementedError(f"torch.fft.{kind} on {self.name}")
+
+    def nonzero(self, mask: Any) -> Any:
+        """The (k, rank) int64 coordinates of the True elements of ``mask``."""
+        raise NotImplementedError(f"{self.name} nonzero")
+
+    def boolean_mask(self, x: Any, mask: Any) -> Any:
+        """The elements of ``x`` where ``mask`` is True, flattened in order."""
+        raise NotImplementedError(f"{self.name} boolean_mask")
+
+    def index_update(self, x: Any, pos: Any, values: Any) -> Any:
+        """A new 1-d array: ``x`` (1-d) with ``values`` written at positions ``pos`` (1-d
+        integer, in range, as long as ``values``): the functional form of every indexed
+        write (``x[key] = v`` once the key is turned into flat positions). Where a position
+        repeats, one of its values is kept (torch leaves which one unspecified too)."""
+        raise NotImplementedError(f"{self.name} index_update")
+
+    def segment_reduce(self, kind: str, data: Any, ids: Any, num: int, dtype: str) -> Any:
+        """``out[k] = reduce(data[i] for i with ids[i] == k)`` over the first axis of
+        ``data`` (``kind``: sum, prod, max, min; ``dtype``: data's canonical dtype);
+        segments nobody hits hold the reduction's identity. Here a one-hot (N, num) mask
+        reduced along N: plain elementwise ops and a reduction that every target has and
+        XLA fuses (jax's segment sums and ``.at[]`` cannot be recorded by name)."""
+        import numpy as np
+
+        hit = self.ew(
+            "equal", self.expand_dims(ids, 1), self.expand_dims(self.arange(0, num, 1, "int32"), 0)
+        )
+        rank = len(data.shape)
+        hit = self.reshape(hit, [*self.shape(hit), *([1] * (rank - 1))])  # (N, num, 1...)
+        if kind == "sum":
+            fill: Any = 0
+        elif kind == "prod":
+            fill = 1
+        elif dtype == "bool":
+            fill = kind == "min"
+        elif dtype.startswith(("int", "uint")):
+            info = np.iinfo(dtype)
+            fill = int(info.min if kind == "max" else info.max)
+        else:
+            fill = -math.inf if kind == "max" else math.inf
+        spread = self.where(hit, self.expand_dims(data, 1), self.asarray(fill, dtype))
+        if dtype == "bool" and kind in ("sum", "max"):
+            return self.reduce("any", spread, 0)
+        if dtype == "bool":
+            return self.reduce("all", spread, 0)
+        return self.reduce(kind, spread, 0)
+
+    # ---- the vocabulary every target implements ----------------------------------
+    # creation
+    def asarray(self, value: Any, dtype: str | None = None) -> Any:
+        """An array of ``value`` (a Python number, nested lists, or an array), of the
+        canonical ``dtype`` when given."""
+        raise NotImplementedError(f"{self.name} asarray")
+
+    def full(self, shape: Sequence[Any], value: Any, dtype: str) -> Any:
+        """An array of ``shape`` (sizes may be tracked) filled with ``value``."""
+        raise NotImplementedError(f"{self.name} full")
+
+    def arange(self, start: Any, stop: Any, step: Any, dtype: str) -> Any:
+        """``start, start + step, ...`` below ``stop``, of ``dtype``."""
+        raise NotImplementedError(f"{self.name} arange")
+
+    def cast(self, x: Any, dtype: str) -> Any:
+        """``x`` converted to the canonical ``dtype``."""
+        raise NotImplementedError(f"{self.name} cast")
+
+    # manipulation
+    def reshape(self, x: Any, shape: Sequence[Any]) -> Any:
+        """``x`` with ``shape`` (one size may be -1)."""
+        raise NotImplementedError(f"{self.name} reshape")
+
+    def transpose(self, x: Any, perm: Sequence[int]) -> Any:
+        """``x`` with its axes permuted: axis ``i`` of the result is axis ``perm[i]``."""
+        raise NotImplementedError(f"{self.name} transpose")
+
+    def expand_dims(self, x: Any, axis: int) -> Any:
+        """``x`` with a new axis of size 1 at ``axis``."""
+        raise NotImplementedError(f"{self.name} expand_dims")
+
+    def squeeze(self, x: Any, axis: Any = None) -> Any:
+        """``x`` without its size-1 axes ``axis`` (an axis or a tuple; all when None)."""
+        raise NotImplementedError(f"{self.name} squeeze")
+
+    def broadcast_to(self, x: Any, shape: Sequence[Any]) -> Any:
+        """``x`` broadcast to ``shape``."""
+        raise NotImplementedError(f"{self.name} broadcast_to")
+
+    def concat(self, xs: Sequence[Any], axis: int) -> Any:
+        """The arrays ``xs`` joined along ``axis``."""
+        raise NotImplementedError(f"{self.name} concat")
+
+    def stack(self, xs: Sequence[Any], axis: int) -> Any:
+        """The arrays ``xs`` (one shape) stacked along a new ``axis``."""
+        raise NotImplementedError(f"{self.name} stack")
+
+    def split(self, x: Any, sizes: Sequence[Any], axis: int) -> list[Any]:
+        """``x`` cut along ``axis`` into pieces of ``sizes`` (summing to its size there)."""
+        raise NotImplementedError(f"{self.name} split")
+
+    def take(self, x: Any, idx: Any, axis: int) -> Any:
+        """``x`` indexed along ``axis`` by the integer array ``idx`` (numpy's ``take``)."""
+        raise NotImplementedError(f"{self.name} take")
+
+    def take_along_axis(self, x: Any, idx: Any, axis: int) -> Any:
+        """``out[..., i, ...] = x[..., idx[..., i, ...], ...]`` along ``axis``
+        (numpy's ``take_along_axis``, torch's ``gather``)."""
+        raise NotImplementedError(f"{self.name} take_along_axis")
+
+    def where(self, cond: Any, a: Any, b: Any) -> Any:
+        """``a`` where ``cond`` holds, else ``b`` (broadcasting)."""
+        raise NotImplementedError(f"{self.name} where")
+
+    def getitem(self, x: Any, key: Any) -> Any:
+        """``x[key]`` for a basic key: ints, slices, ``None``, ``Ellipsis``."""
+        return x[key]
+
+    def pad(
+        self, x: Any, pads: Sequence[tuple[Any, Any]], mode: str = "constant", value: Any = 0
+    ) -> Any:
+        """``x`` padded by ``(before, after)`` per axis; ``mode``: constant (``value``),
+        reflect, replicate or circular (torch's names)."""
+        raise NotImplementedError(f"{self.name} pad")
+
+    def tile(self, x: Any, reps: Sequence[Any]) -> Any:
+        """``x`` repeated ``reps[i]`` times along each axis ``i``."""
+        raise NotImplementedError(f"{self.name} tile")
+
+    def flip(self, x: Any, axes: Sequence[int]) -> Any:
+        """``x`` reversed along ``axes``."""
+        raise NotImplementedError(f"{self.name} flip")
+
+    def roll(self, x: Any, shift: Any, axis: Any) -> Any:
+        """``x`` rotated by ``shift`` along ``axis`` (both may be tuples)."""
+        raise NotImplementedError(f"{self.name} roll")
+
+    def repeat(self, x: Any, repeats: Any, axis: int) -> Any:
+        """Each element of ``x`` repeated ``repeats`` times along ``axis``."""
+        raise NotImplementedError(f"{self.name} repeat")
+
+    # scans, reductions, sorting
+    def cumsum(self, x: Any, axis: int) -> Any:
+        """The running sum of ``x`` along ``axis``."""
+        raise NotImplementedError(f"{self.name} cumsum")
+
+    def cumprod(self, x: Any, axis: int) -> Any:
+        """The running product of ``x`` along ``axis``."""
+        raise NotImplementedError(f"{self.name} cumprod")
+
+    def reduce(self, kind: str, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        """``x`` reduced by ``kind`` (sum, mean, prod, max, min, any, all) over ``axis`` (an
+        axis or a tuple; all axes when None)."""
+        raise NotImplementedError(f"{self.name} reduce")
+
+    def argmax(self, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        """The index of the largest element along ``axis`` (of the flattened ``x`` when
+        None), int64 where the target has it."""
+        raise NotImplementedError(f"{self.name} argmax")
+
+    def argmin(self, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        """The index of the smallest element along ``axis`` (as :meth:`argmax`)."""
+        raise NotImplementedError(f"{self.name} argmin")
+
+    def sort(self, x: Any, axis: int, descending: bool = False) -> Any:
+        """``x`` sorted along ``axis``."""
+        raise NotImplementedError(f"{self.name} sort")
+
+    def argsort(self, x: Any, axis: int, descending: bool = False) -> Any:
+        """The stable sorting permutation of ``x`` along ``axis``."""
+        raise NotImplementedError(f"{self.name} argsort")
+
+    # linear algebra
+    def matmul(self, a: Any, b: Any) -> Any:
+        """numpy's ``matmul`` (1-d operands included)."""
+        raise NotImplementedError(f"{self.name} matmul")
+
+    def einsum(self, eq: str, *xs: Any) -> Any:
+        """numpy's ``einsum(eq, *xs)``."""
+        raise NotImplementedError(f"{self.name} einsum")
+
+    # nn
+    def channel_affine(self, x: Any, scale: Any, shift: Any) -> Any:
+        """``x * scale + shift`` with per-channel vectors along axis 1 (NC... layout); either
+        may be ``None``."""
+        raise NotImplementedError(f"{self.name} channel_affine")
+
+    def conv(
+        self,
+        x: Any,
+        w: Any,
+        stride: Sequence[int],
+        pads: Sequence[tuple[int, int]],
+        dilation: Sequence[int],
+        groups: int,
+        wshape: Sequence[int],
+    ) -> Any:
+        """N-d convolution in NC... layout, weights O I/groups ... (``wshape``, known when the
+        rule runs), explicit padding pairs."""
+        raise NotImplementedError(f"{self.name} conv")
+
+    def pool(
+        self,
+        kind: str,
+        x: Any,
+        kernel: Sequence[int],
+        stride: Sequence[int],
+        pads: Sequence[tuple[int, int]],
+        dilation: Sequence[int] = (),
+    ) -> Any:
+        """Max or sum pooling over the trailing spatial dims (NC... layout), padding with
+        -inf (max) or 0 (sum)."""
+        raise NotImplementedError(f"{self.name} pool")

@@ -1,0 +1,496 @@
+"""TensorFlow as a target: its own names and argument conventions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .base import Target, native
+
+__all__ = ["TensorFlowTarget"]
+
+
+def _python_value(value: Any, dtype: str) -> Any:
+    """Python numbers (and lists of them) as the Python type of ``dtype``, as torch and numpy
+    convert them: tensorflow refuses ``1`` for a bool tensor and ``1.5`` for an integer one."""
+    if isinstance(value, list | tuple):
+        return type(value)(_python_value(v, dtype) for v in value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if dtype == "bool":
+        return bool(value)
+    if dtype.startswith(("int", "uint")) and isinstance(value, float):
+        return int(value)
+    return value
+
+
+def _as_seq(v: Any) -> list[Any]:
+    return list(v) if isinstance(v, list | tuple) else [v]
+
+
+class TensorFlowTarget(Target):
+    """TensorFlow: its own names and argument conventions; NHWC-only convolutions on CPU
+    (convs are written NHWC between transposes that the layout pass then cancels)."""
+
+    name = "tensorflow"
+    transpose_op = "tensorflow.transpose"
+
+    def __init__(self) -> None:
+        import tensorflow as tf
+
+        self.tf = tf
+        self.array_types = (tf.Tensor, tf.Variable)
+
+    def dtype(self, dtype: str) -> Any:
+        return getattr(self.tf, dtype)
+
+    def ew_log2(self, x: Any) -> Any:
+        return self.tf.math.log(x) / math.log(2.0)
+
+    def ew_log10(self, x: Any) -> Any:
+        return self.tf.math.log(x) / math.log(10.0)
+
+    def ew_exp2(self, x: Any) -> Any:
+        return self.tf.math.pow(self.tf.constant(2.0, x.dtype), x)
+
+    def ew_trunc(self, x: Any) -> Any:
+        return self.tf.math.sign(x) * self.tf.math.floor(self.tf.math.abs(x))
+
+    def ew_hypot(self, a: Any, b: Any) -> Any:
+        tf = self.tf
+        a, b = tf.math.abs(a), tf.math.abs(b)
+        big, small = tf.math.maximum(a, b), tf.math.minimum(a, b)
+        safe = tf.where(tf.math.equal(big, 0.0), tf.ones_like(big), big)
+        r = small / safe
+        out = big * tf.math.sqrt(1.0 + r * r)
+        return tf.where(tf.math.is_inf(big), big, out)
+
+    def ew_signbit(self, x: Any) -> Any:
+        tf = self.tf
+        if x.dtype.is_integer:
+            return tf.math.less(x, 0)
+        # -0.0 and nan with the sign bit set: the reciprocal's sign tells the zeros apart
+        neg = tf.math.less(x, 0.0)
+        zero_neg = tf.math.logical_and(tf.math.equal(x, 0.0), tf.math.less(1.0 / x, 0.0))
+        return tf.math.logical_or(neg, zero_neg)
+
+    def ew_copysign(self, a: Any, b: Any) -> Any:
+        if isinstance(b, int | float):  # a Python number: its sign is known here
+            return -self.tf.math.abs(a) if math.copysign(1.0, b) < 0 else self.tf.math.abs(a)
+        return self.tf.where(self.ew_signbit(b), -self.tf.math.abs(a), self.tf.math.abs(a))
+
+    def _fminmax(self, fn: Any, a: Any, b: Any) -> Any:
+        tf = self.tf
+        a, b = tf.broadcast_to(a, tf.broadcast_dynamic_shape(tf.shape(a), tf.shape(b))), b
+        b = tf.broadcast_to(b, tf.shape(a))
+        out = fn(a, b)
+        out = tf.where(tf.math.is_nan(a), b, out)
+        return tf.where(tf.math.is_nan(b), a, out)
+
+    def ew_fmax(self, a: Any, b: Any) -> Any:
+        return self._fminmax(self.tf.math.maximum, a, b)
+
+    def ew_fmin(self, a: Any, b: Any) -> Any:
+        return self._fminmax(self.tf.math.minimum, a, b)
+
+    def ew_logaddexp(self, a: Any, b: Any) -> Any:
+        tf = self.tf
+        m = tf.math.maximum(a, b)
+        same = tf.math.equal(a, b)  # both -inf / inf: the max itself (no inf - inf)
+        d = tf.where(same, tf.zeros_like(m), -tf.math.abs(a - b))
+        return m + tf.math.log1p(tf.math.exp(d))
+
+    def ew_relu6(self, x: Any) -> Any:
+        """``min(max(x, 0), 6)`` of a float array; its gradient is zero at 0 and 6, as
+        torch's (``tf.math.maximum`` passes all of it at a tie)."""
+        return self.tf.nn.relu6(x)
+
+    def segment_reduce(self, kind: str, data: Any, ids: Any, num: int, dtype: str) -> Any:
+        """TensorFlow's ``unsorted_segment_{sum,prod,max,min}``; empty segments hold the
+        reduction's identity (the dtype's lowest/highest value for max/min)."""
+        tf = self.tf
+        if dtype == "bool":
+            as_int = tf.cast(data, tf.int32)
+            k = "max" if kind in ("sum", "max") else "min"
+            out = getattr(tf.math, f"unsorted_segment_{k}")(as_int, ids, num)
+            return tf.math.greater(out, 0)
+        fn = getattr(tf.math, f"unsorted_segment_{kind}")
+        out = fn(data, ids, num)
+        if kind in ("max", "min") and dtype.startswith(("float", "bfloat")):
+            # empty segments: +-inf like the one-hot form, not the dtype's finite extreme
+            count = tf.math.unsorted_segment_sum(tf.ones_like(ids, tf.int32), ids, num)
+            shape = [num] + [1] * (len(data.shape) - 1)
+            fill = tf.constant(-math.inf if kind == "max" else math.inf, out.dtype)
+            out = tf.where(tf.reshape(tf.math.greater(count, 0), shape), out, fill)
+        return out
+
+    # ---- FFTs through tf.signal (innermost axis, complex input) ----------------
+    def _fft_axis(self, kind: str, x: Any, n: Any, axis: int, norm: Any) -> Any:
+        """One 1-d transform of numpy's ``kind`` along ``axis`` with numpy's ``n`` and
+        ``norm``, written on the innermost axis between transposes."""
+        tf = self.tf
+        rank = len(x.shape)
+        axis %= rank
+        perm = None
+        if axis != rank - 1:
+            perm = [i for i in range(rank) if i != axis] + [axis]
+            x = tf.transpose(x, perm)
+        m = int(x.shape[-1])
+        norm = norm or "backward"
+        if kind in ("fft", "ifft", "irfft", "hfft") and not x.dtype.is_complex:
+            x = tf.cast(x, tf.complex128 if x.dtype == tf.float64 else tf.complex64)
+        if kind in ("fft", "ifft"):
+            n = m if n is None else int(n)
+            x = self._fit_last(x, n)
+            y = (tf.signal.fft if kind == "fft" else tf.signal.ifft)(x)
+            forward = kind == "fft"
+        elif kind == "rfft":
+            n = m if n is None else int(n)
+            y = tf.signal.rfft(self._fit_last(x, n), fft_length=[n])
+            forward = True
+        elif kind == "irfft":
+            n = 2 * (m - 1) if n is None else int(n)
+            y = tf.signal.irfft(self._fit_last(x, n // 2 + 1), fft_length=[n])
+            forward = False
+        elif kind == "hfft":  # irfft of the conjugate, normalised in the other direction
+            n = 2 * (m - 1) if n is None else int(n)
+            y = tf.signal.irfft(tf.math.conj(self._fit_last(x, n // 2 + 1)), fft_length=[n])
+            y = y * float(n)  # unscaled inverse; then scaled as a forward transform
+            forward = True
+        elif kind == "ihfft":
+            n = m if n is None else int(n)
+            y = tf.math.conj(tf.signal.rfft(self._fit_last(x, n), fft_length=[n]))
+            y = y / tf.cast(float(n), y.dtype)  # the conjugate, scaled as an inverse
+            forward = False
+        else:
+            raise NotImplementedError(f"torch.fft.{kind} on tensorflow")
+        scale = self._fft_scale(forward, norm, n)
+        if scale != 1.0:
+            y = y * tf.cast(scale, y.dtype) if y.dtype.is_complex else y * scale
+        if perm is not None:
+            inv = [0] * rank
+            for i, p in enumerate(perm):
+                inv[p] = i
+            y = tf.transpose(y, inv)
+        return y
+
+    @staticmethod
+    def _fft_scale(forward: bool, norm: str, n: int) -> float:
+        """The factor that turns tf.signal's result (forward unscaled, inverse 1/n) into
+        numpy's ``norm``."""
+        if norm == "ortho":
+            return 1.0 / math.sqrt(n) if forward else math.sqrt(n)
+        if norm == "forward":
+            return 1.0 / n if forward else float(n)
+        if norm == "backward":
+            return 1.0
+        raise ValueError(f"unknown fft norm {norm!r}")
+
+    def _fit_last(self, x: Any, n: int) -> Any:
+        """``x`` cropped or zero-padded to length ``n`` along its last axis."""
+        m = int(x.shape[-1])
+        if n < m:
+            return x[..., :n]
+        if n > m:
+            rank = len(x.shape)
+            return self.tf.pad(x, [[0, 0]] * (rank - 1) + [[0, n - m]])
+        return x
+
+    def fft(self, kind: str, x: Any, *args: Any, **kwargs: Any) -> Any:
+        """numpy's ``numpy.fft.<kind>`` signatures, by 1-d ``tf.signal`` transforms along
+        each axis in turn (the N-d real transforms take the last axis as the real one)."""
+        tf = self.tf
+        if kind in ("fftshift", "ifftshift"):
+            axes = args[0] if args else kwargs.get("axes")
+            rank = len(x.shape)
+            axes = list(range(rank)) if axes is None else [a % rank for a in _as_seq(axes)]
+            sign = 1 if kind == "fftshift" else -1
+            shifts = [sign * (int(x.shape[a]) // 2) for a in axes]
+            return tf.roll(x, shifts, axes) if axes else x
+        if kind in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
+            n, axis, norm = (*args, *(None, -1, None)[len(args) :])
+            return self._fft_axis(kind, x, n, axis, norm)
+        s, axes, norm = (*args, *(None, None, None)[len(args) :])
+        rank = len(x.shape)
+        if axes is None:
+            axes = list(range(rank)) if s is None else list(range(rank - len(s), rank))
+        axes = [a % rank for a in _as_seq(axes)]
+        sizes = [None] * len(axes) if s is None else list(s)
+        base = kind.rstrip("n2")
+        if base in ("fft", "ifft"):
+            for a, n in zip(axes, sizes):
+                x = self._fft_axis(base, x, n, a, norm)
+            return x
+        if base == "rfft":
+            x = self._fft_axis("rfft", x, sizes[-1], axes[-1], norm)
+            for a, n in zip(axes[:-1], sizes[:-1]):
+                x = self._fft_axis("fft", x, n, a, norm)
+            return x
+        if base == "irfft":
+            for a, n in zip(axes[:-1], sizes[:-1]):
+                x = self._fft_axis("ifft", x, n, a, norm)
+            return self._fft_axis("irfft", x, sizes[-1], axes[-1], norm)
+        raise NotImplementedError(f"torch.fft.{kind} on tensorflow")
+
+    def svd(self, x: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
+        fn = native("tensorflow.linalg.svd")
+        if not compute_uv:
+            return fn(x, compute_uv=False)
+        s, u, v = fn(x, full_matrices=full_matrices)
+        return u, s, native("tensorflow.linalg.adjoint")(v)
+
+    def ew_round(self, x: Any, decimals: int = 0) -> Any:
+        if decimals:
+            f = 10.0**decimals
+            return self.tf.math.round(x * f) / f
+        return self.tf.math.round(x)
+
+    def asarray(self, value: Any, dtype: str | None = None) -> Any:
+        if dtype is not None:
+            value = _python_value(value, dtype)
+        return self.tf.convert_to_tensor(value, dtype=None if dtype is None else self.dtype(dtype))
+
+    def full(self, shape: Sequence[Any], value: Any, dtype: str) -> Any:
+        value = _python_value(value, dtype)
+        return self.tf.fill(list(shape), self.tf.constant(value, self.dtype(dtype)))
+
+    def arange(self, start: Any, stop: Any, step: Any, dtype: str) -> Any:
+        return self.tf.range(start, stop, step, dtype=self.dtype(dtype))
+
+    def cast(self, x: Any, dtype: str) -> Any:
+        return self.tf.cast(x, self.dtype(dtype))
+
+    def reshape(self, x: Any, shape: Sequence[Any]) -> Any:
+        return self.tf.reshape(x, list(shape))
+
+    def transpose(self, x: Any, perm: Sequence[int]) -> Any:
+        return self.tf.transpose(x, list(perm))
+
+    def expand_dims(self, x: Any, axis: int) -> Any:
+        return self.tf.expand_dims(x, axis)
+
+    def squeeze(self, x: Any, axis: Any = None) -> Any:
+        if isinstance(axis, int):
+            axis = [axis]
+        return self.tf.squeeze(x, axis)
+
+    def broadcast_to(self, x: Any, shape: Sequence[Any]) -> Any:
+        return self.tf.broadcast_to(x, list(shape))
+
+    def concat(self, xs: Sequence[Any], axis: int) -> Any:
+        return self.tf.concat(list(xs), axis)
+
+    def stack(self, xs: Sequence[Any], axis: int) -> Any:
+        return self.tf.stack(list(xs), axis)
+
+    def split(self, x: Any, sizes: Sequence[Any], axis: int) -> list[Any]:
+        return list(self.tf.split(x, list(sizes), axis))
+
+    def take(self, x: Any, idx: Any, axis: int) -> Any:
+        return self.tf.gather(x, idx, axis=axis)
+
+    def take_along_axis(self, x: Any, idx: Any, axis: int) -> Any:
+        """``out[..., i, ...] = x[..., idx[..., i, ...], ...]`` (torch.gather): a gather_nd
+        over the index grid of ``idx`` with ``idx`` itself along ``axis``."""
+        tf = self.tf
+        rank = len(idx.shape)
+        axis %= rank
+        shape = tf.shape(idx, out_type=tf.int64)
+        grids = tf.meshgrid(*[tf.range(shape[i]) for i in range(rank)], indexing="ij")
+        grids[axis] = tf.cast(idx, tf.int64)
+        return tf.gather_nd(x, tf.stack(grids, -1))
+
+    def where(self, cond: Any, a: Any, b: Any) -> Any:
+        return self.tf.where(cond, a, b)
+
+    def nonzero(self, mask: Any) -> Any:
+        return self.tf.where(mask)
+
+    def boolean_mask(self, x: Any, mask: Any) -> Any:
+        return self.tf.boolean_mask(x, mask)
+
+    def index_update(self, x: Any, pos: Any, values: Any) -> Any:
+        return self.tf.tensor_scatter_nd_update(x, self.tf.expand_dims(pos, -1), values)
+
+    def pad(
+        self, x: Any, pads: Sequence[tuple[Any, Any]], mode: str = "constant", value: Any = 0
+    ) -> Any:
+        if mode == "constant":
+            return self.tf.pad(x, [list(p) for p in pads], constant_values=value)
+        if mode in ("circular", "replicate", "edge", "wrap"):
+            return self._pad_by_slices(x, pads, mode in ("circular", "wrap"))
+        tf_mode = {"reflect": "REFLECT", "symmetric": "SYMMETRIC"}.get(mode)
+        if tf_mode is None:
+            raise NotImplementedError(f"tensorflow has no {mode!r} padding")
+        return self.tf.pad(x, [list(p) for p in pads], mode=tf_mode)
+
+    def _pad_by_slices(self, x: Any, pads: Sequence[tuple[Any, Any]], circular: bool) -> Any:
+        """Circular (wrap-around) or replicate (edge) padding, axis by axis, as slices
+        concatenated around ``x``."""
+        tf = self.tf
+        rank = len(x.shape)
+        for ax, (lo, hi) in enumerate(pads):
+            if not lo and not hi:
+                continue
+            n = int(x.shape[ax])
+
+            def part(a: int, b: int, x: Any = x, ax: int = ax) -> Any:
+                return x[tuple(slice(a, b) if d == ax else slice(None) for d in range(rank))]
+
+            reps = [1] * rank
+            parts = []
+            if lo:
+                if circular:
+                    parts.append(part(n - lo, n))
+                else:
+                    reps[ax] = lo
+                    parts.append(tf.tile(part(0, 1), reps))
+            parts.append(x)
+            if hi:
+                if circular:
+                    parts.append(part(0, hi))
+                else:
+                    reps = [1] * rank
+                    reps[ax] = hi
+                    parts.append(tf.tile(part(n - 1, n), reps))
+            x = tf.concat(parts, ax)
+        return x
+
+    def tile(self, x: Any, reps: Sequence[Any]) -> Any:
+        return self.tf.tile(x, list(reps))
+
+    def flip(self, x: Any, axes: Sequence[int]) -> Any:
+        return self.tf.reverse(x, list(axes))
+
+    def roll(self, x: Any, shift: Any, axis: Any) -> Any:
+        return self.tf.roll(x, shift, axis)
+
+    def cumsum(self, x: Any, axis: int) -> Any:
+        return self.tf.math.cumsum(x, axis=axis)
+
+    def cumprod(self, x: Any, axis: int) -> Any:
+        return self.tf.math.cumprod(x, axis=axis)
+
+    def repeat(self, x: Any, repeats: Any, axis: int) -> Any:
+        return self.tf.repeat(x, repeats, axis=axis)
+
+    def ew_relu(self, x: Any) -> Any:
+        """``max(x, 0)`` of a float array."""
+        return self.tf.nn.relu(x)
+
+    def softmax(self, x: Any, axis: Any) -> Any:
+        if isinstance(axis, int):
+            return self.tf.nn.softmax(x, axis=axis)
+        return super().softmax(x, axis)
+
+    def reduce(self, kind: str, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        fn = getattr(self.tf.math, "reduce_" + kind)
+        if isinstance(axis, tuple):
+            axis = list(axis)
+        return fn(x, axis=axis, keepdims=keepdims)
+
+    def _arg(self, fn: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+        if axis is None:
+            r = fn(self.tf.reshape(x, [-1]), axis=0, output_type=self.tf.int64)
+            return self.tf.reshape(r, [1] * len(x.shape)) if keepdims else r
+        r = fn(x, axis=axis, output_type=self.tf.int64)
+        return self.tf.expand_dims(r, axis) if keepdims else r
+
+    def argmax(self, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        return self._arg(self.tf.math.argmax, x, axis, keepdims)
+
+    def argmin(self, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        return self._arg(self.tf.math.argmin, x, axis, keepdims)
+
+    def sort(self, x: Any, axis: int, descending: bool = False) -> Any:
+        return self.tf.sort(x, axis=axis, direction="DESCENDING" if descending else "ASCENDING")
+
+    def argsort(self, x: Any, axis: int, descending: bool = False) -> Any:
+        return self.tf.argsort(
+            x, axis=axis, direction="DESCENDING" if descending else "ASCENDING", stable=True
+        )
+
+    def matmul(self, a: Any, b: Any) -> Any:
+        if len(a.shape) == 1 or len(b.shape) == 1:
+            return self.tf.tensordot(
+                a, b, axes=[[len(a.shape) - 1], [len(b.shape) - 2 if len(b.shape) > 1 else 0]]
+            )
+        return self.tf.linalg.matmul(a, b)
+
+    def einsum(self, eq: str, *xs: Any) -> Any:
+        return self.tf.einsum(eq, *xs)
+
+    def channel_affine(self, x: Any, scale: Any, shift: Any) -> Any:
+        """Per-channel ``x * scale + shift`` (NC... layout), written channels-last between
+        transposes for the layout pass to cancel."""
+        rank = len(x.shape)
+        if rank <= 2:
+            y = x if scale is None else x * scale
+            return y if shift is None else y + shift
+        y = self.channels_last(x)
+        if scale is not None:
+            y = y * scale
+        if shift is not None:
+            y = y + shift
+        return self.channels_first(y)
+
+    def conv(self, x, w, stride, pads, dilation, groups, wshape) -> Any:
+        """NCHW convolution written NHWC inside (TensorFlow on CPU has no NCHW conv): the
+        transposes around it are left for the layout pass to cancel."""
+        tf = self.tf
+        nd = len(stride)
+        if nd == 3 and groups == 1:
+            xt = self.channels_last(x)
+            if any(p != (0, 0) for p in pads):
+                xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]])
+            kern = tf.transpose(w, [2, 3, 4, 1, 0])  # OIDHW -> DHWIO
+            y = tf.nn.conv3d(xt, kern, [1, *stride, 1], "VALID", dilations=[1, *dilation, 1])
+            return self.channels_first(y)
+        if nd not in (1, 2):
+            raise NotImplementedError(f"tensorflow conv with {nd} spatial dims")
+        xt = self.channels_last(x)
+        if any(p != (0, 0) for p in pads):
+            xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]])
+        cout, cin = wshape[0], wshape[1] * groups
+        if nd == 1:
+            xt = tf.expand_dims(xt, 1)
+            w = tf.expand_dims(w, 2)
+            wshape = (wshape[0], wshape[1], 1, wshape[2])
+            stride, dilation = (1, *stride), (1, *dilation)
+        if groups == 1:
+            kern = tf.transpose(w, [2, 3, 1, 0])  # OIHW -> HWIO
+            y = tf.nn.conv2d(xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation))
+        elif groups == cin and cout % cin == 0:
+            kern = tf.transpose(w, [2, 3, 0, 1])  # (O, 1, H, W) -> (H, W, O, 1)
+            kern = tf.reshape(kern, [wshape[2], wshape[3], cin, cout // cin])
+            if stride[0] != stride[1]:
+                raise NotImplementedError("depthwise conv with unequal strides on tensorflow")
+            y = tf.nn.depthwise_conv2d(xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation))
+        else:
+            kern = tf.transpose(w, [2, 3, 1, 0])
+            y = tf.nn.conv2d(xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation))
+        if nd == 1:
+            y = tf.squeeze(y, [1])
+        return self.channels_first(y)
+
+    def pool(self, kind, x, kernel, stride, pads, dilation=()) -> Any:
+        tf = self.tf
+        nd = len(kernel)
+        if any(d != 1 for d in dilation):
+            raise NotImplementedError("tensorflow pooling: undilated only")
+        if nd == 1:  # as 2-d over a unit height
+            y = self.pool(kind, tf.expand_dims(x, 2), (1, *kernel), (1, *stride),
+                          [(0, 0), *pads], ())  # fmt: skip
+            return tf.squeeze(y, [2])
+        if nd not in (2, 3):
+            raise NotImplementedError(f"tensorflow pooling with {nd} spatial dims")
+        xt = self.channels_last(x)
+        if any(p != (0, 0) for p in pads):
+            fill = float("-inf") if kind == "max" else 0.0
+            xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]], constant_values=fill)
+        native_pool = getattr(tf.nn, f"{'max' if kind == 'max' else 'avg'}_pool{nd}d")
+        y = native_pool(xt, list(kernel), list(stride), "VALID")
+        if kind != "max":  # a sum pool: the mean times the window size
+            y = y * float(math.prod(kernel))
+        return self.channels_first(y)
