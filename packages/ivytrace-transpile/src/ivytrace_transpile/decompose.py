@@ -131,14 +131,13 @@ def needs_decomposition(rules: Mapping[str, Any], op: str) -> bool:
 def decomposition_gap(node: Node, ref_args: tuple, ref_kwargs: Mapping[str, Any]) -> str | None:
     """Why the fallback cannot translate ``node`` on these example values (PyTorch cannot
     decompose it, or some of its aten parts have no rule), or ``None`` when it can."""
-    from .rules.torch.aten import aten_rule
 
     try:
         dec = decompose_call(node, ref_args, ref_kwargs)
     except DecompositionError as exc:
         return str(exc)
     rules = _rules_of(None)
-    missing = sorted({n for n in dec.aten_ops if aten_rule(n, rules) is None})
+    missing = _missing_parts(dec, rules)
     if missing:
         return f"PyTorch decomposes it into aten ops of which {', '.join(missing)} have no rule"
     return None
@@ -370,7 +369,6 @@ def _guard_sizes(dec: Decomposition, cx: Any, shapes: list[tuple[Any, ...]], pla
 def decomposed_rule(cx: Any, *args: Any, **kwargs: Any) -> Any:
     """The rule of an op with no hand-written rule: PyTorch's decomposition of this call,
     translated from its parts (see the module's docstring)."""
-    from .rules.torch.aten import aten_rule
 
     node = cx.node
     try:
@@ -378,7 +376,7 @@ def decomposed_rule(cx: Any, *args: Any, **kwargs: Any) -> Any:
     except DecompositionError as exc:
         raise DecompositionError(_refusal(cx, f"it has no rule, and {exc}")) from None
     rules = _rules_of(cx)
-    missing = sorted({n for n in dec.aten_ops if aten_rule(n, rules) is None})
+    missing = _missing_parts(dec, rules)
     if missing:
         raise DecompositionError(
             _refusal(
@@ -389,6 +387,28 @@ def decomposed_rule(cx: Any, *args: Any, **kwargs: Any) -> Any:
             )
         )
     return run_decomposition(dec, cx, args, kwargs, rules)
+
+
+def _size_of(tgt: Any, x: Any, dim: int) -> Any:
+    return tgt.shape(x)[dim]
+
+
+def _numel_of(tgt: Any, x: Any) -> Any:
+    return functools.reduce(operator.mul, tgt.shape(x), 1)
+
+
+_SIZE_OPS: Mapping[str, Callable[..., Any]] = {
+    "torch.ops.aten.sym_size.int": _size_of,
+    "torch.ops.aten.sym_numel.default": _numel_of,
+}
+"""Size reads in a decomposition: the target array's (tracked) sizes, no rule needed."""
+
+
+def _missing_parts(dec: Decomposition, rules: Mapping[str, Any]) -> list[str]:
+    """The aten ops of ``dec`` that have no rule (size reads need none)."""
+    from .rules.torch.aten import aten_rule
+
+    return sorted({n for n in dec.aten_ops if n not in _SIZE_OPS and aten_rule(n, rules) is None})
 
 
 def _rules_of(cx: Any) -> Mapping[str, Any]:
@@ -471,8 +491,8 @@ def run_decomposition(
             )
             if isinstance(n.target, torch._ops.OpOverload):
                 name = _aten_name(n.target)
-                if name == "torch.ops.aten.sym_size.int":
-                    env[n] = tgt.shape(a[0])[a[1]]
+                if name in _SIZE_OPS:
+                    env[n] = _SIZE_OPS[name](tgt, *a)
                     continue
                 rule = aten_rule(name, rules)
                 assert rule is not None  # checked before
