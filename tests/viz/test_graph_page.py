@@ -3,6 +3,7 @@ groups, a ResNet-50, and two graphs side by side."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -82,12 +83,31 @@ class Net(torch.nn.Module):
         return self.head(self.blocks(x))
 
 
-def test_module_paths_follow_the_parameter_reads():
-    graph = ivy.trace_graph(Net().eval(), args=(torch.randn(3, 4),)).ir
-    paths = viz.module_paths(graph)
+def _paths_by_op(graph) -> dict[str, list[str]]:
     by_op: dict[str, list[str]] = {}
-    for node, path in zip(graph.nodes, paths):
+    for node, path in zip(graph.nodes, viz.module_paths(graph)):
         by_op.setdefault(node.op, []).append(".".join(path))
+    return by_op
+
+
+def test_module_paths_are_the_recorded_module_calls():
+    """A torch module's trace records the module call each node ran in (NodeMeta.scope):
+    the page draws a node there, the residual add of block 1 in block 1."""
+    by_op = _paths_by_op(ivy.trace_graph(Net().eval(), args=(torch.randn(3, 4),)).ir)
+    assert by_op["torch.nn.functional.linear"] == ["blocks.0.proj", "blocks.1.proj", "head"]
+    assert by_op["torch.nn.functional.layer_norm"] == ["blocks.0.norm", "blocks.1.norm"]
+    assert by_op["torch.relu"] == ["blocks.0", "blocks.1"]
+    assert by_op["torch.Tensor.add"] == ["blocks.0", "blocks.1"]
+
+
+def test_module_paths_follow_the_parameter_reads_without_scopes():
+    graph = ivy.trace_graph(Net().eval(), args=(torch.randn(3, 4),)).ir
+    graph = graph.replace(
+        nodes=tuple(
+            dataclasses.replace(n, meta=dataclasses.replace(n.meta, scope=())) for n in graph.nodes
+        )
+    )
+    by_op = _paths_by_op(graph)
     assert by_op["torch.nn.functional.linear"] == ["blocks.0.proj", "blocks.1.proj", "head"]
     assert by_op["torch.nn.functional.layer_norm"] == ["blocks.0.norm", "blocks.1.norm"]
     # a parameter-free op goes to the module around the one that fed it

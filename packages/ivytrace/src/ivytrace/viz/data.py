@@ -4,8 +4,11 @@ the union of two consecutive graphs with what the pass removed, merged or cached
 
 Module paths
 ------------
-A node's *module path* (``encoder.layer.0.attention``) groups it on the page. It is
-derived from the graph alone, in three steps:
+A node's *module path* (``encoder.layer.0.attention``) groups it on the page. Where the
+tracer recorded the module call a node ran in (``NodeMeta.scope``: torch modules traced
+by ivytrace_intercept, and saved graphs of them), that call's path is the node's: it is
+what the code did, reshapes, attention and residual adds included. Otherwise (other
+frameworks, graphs without scopes) it is derived from the graph alone, in these steps:
 
 1. Structural reads from an external (``ivytrace.getattr`` / ``ivytrace.getitem`` chains
    starting at ``self`` or another external) get a path: ``getitem(d, 'encoder')`` appends
@@ -188,6 +191,10 @@ def _module_info(graph: ir.Graph) -> tuple[list[Path], dict[int, Path]]:
                 if is_array:
                     param_owner[out.id] = base
             own[i] = base if is_array else path
+            continue
+        scope = getattr(n.meta, "scope", ())
+        if scope:  # recorded: the module call it ran in (``encoder.layer.0@1``: a 2nd call)
+            own[i] = tuple(scope[-1].split("@", 1)[0].split("."))
             continue
         owners = [param_owner[v.id] for v in n.inputs() if v.id in param_owner]
         owners += [

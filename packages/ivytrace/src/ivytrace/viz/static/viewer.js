@@ -6,7 +6,8 @@
 
   const SVGNS = "http://www.w3.org/2000/svg";
   const SEP = "\u0001";
-  const MAX_VISIBLE = 160; // items drawn at first; groups beyond that start collapsed
+  const MAX_VISIBLE = 80; // items drawn at first; groups beyond that start collapsed
+  const READABLE_K = 0.85; // the least first-view scale: 11 px labels drawn at 9.4 px
   const CHAR_W = 6.6;
 
   function svg(tag, attrs, parent) {
@@ -503,13 +504,13 @@
     }
 
     /* The first view: the whole graph when it is readable so, else its top (the
-       inputs) at a readable size. */
+       inputs) at a readable size (labels at READABLE_K of their size or more). */
     home() {
       this.fit();
-      if (this.t.k >= 0.35) return;
+      if (this.t.k >= READABLE_K) return;
       const r = this.canvas.getBoundingClientRect();
       const gs = this.graphSize || { w: 100, h: 100 };
-      const k = Math.max(0.5, Math.min(1, (r.width - 20) / gs.w));
+      const k = Math.max(READABLE_K, Math.min(1, (r.width - 20) / gs.w));
       // start where the data comes in: the first input (else the topmost box)
       let start = null;
       this.nodes.forEach((n, i) => {
@@ -520,6 +521,17 @@
       if (!start) start = { x: gs.w / 2, y: 0 };
       const x = r.width / 2 - start.x * k;
       this.t = { k, x: Math.min(10, Math.max(r.width - 10 - gs.w * k, x)), y: 40 - start.y * k };
+      this.applyTransform();
+    }
+
+    /* A window resize keeps the scale the reader chose (a re-fit would shrink the labels
+       of a big graph to a few pixels) and keeps the centre of the view where it was. */
+    keepOnResize() {
+      const r = this.canvas.getBoundingClientRect();
+      const last = this.lastSize;
+      this.lastSize = { w: r.width, h: r.height };
+      if (!last || !this.t) return;
+      this.t = { k: this.t.k, x: this.t.x + (r.width - last.w) / 2, y: this.t.y + (r.height - last.h) / 2 };
       this.applyTransform();
     }
 
@@ -840,7 +852,8 @@
       else views = graphPage(root, data);
       if (data.mode !== "pipeline") window.ivytrace.views = views;
       window.ivytrace.data = data;
-      window.addEventListener("resize", () => window.ivytrace.views.forEach((v) => v && v.fit()));
+      window.ivytrace.views.forEach((v) => v && v.keepOnResize());
+      window.addEventListener("resize", () => window.ivytrace.views.forEach((v) => v && v.keepOnResize()));
       document.documentElement.setAttribute("data-ivt-ready", "1");
     } catch (err) {
       const box = html("pre", "ivt-error", "ivytrace page failed: " + (err && err.stack ? err.stack : err), root);
