@@ -52,6 +52,14 @@ NOT_UNIQUE: Mapping[str, tuple[int, ...] | None] = MappingProxyType(
         # randomised low-rank factorisations: the factors, up to sign / basis
         "torch.svd_lowrank": (0, 2),
         "torch.pca_lowrank": (0, 2),
+        # uninitialised memory: only the shape and dtype are defined (zeros_like(empty)
+        # agrees again; an output that returns the garbage is refused)
+        "torch.empty": _ALL,
+        "torch.empty_like": _ALL,
+        "torch.empty_strided": _ALL,
+        "torch.empty_permuted": _ALL,
+        "torch.Tensor.new_empty": _ALL,
+        "torch.Tensor.new_empty_strided": _ALL,
     }
 )
 """Op -> the positions (in the node's output leaves) of its results that are defined only
