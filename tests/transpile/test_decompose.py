@@ -171,3 +171,36 @@ def test_an_op_whose_parts_have_no_rule_is_refused_with_the_reason(target):
     assert "test_decompose.py" in msg and "lu_factor(a)" in msg  # the user's line
     assert "linalg_lu_factor_ex" in msg  # the aten part that has no rule
     assert "would make it work" in msg
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    ("mode", "padding", "align"),
+    [("bilinear", "zeros", False), ("bilinear", "border", True), ("nearest", "zeros", True)],
+)
+def test_grid_sample_reaches_the_core_op_rule(target, mode, padding, align):
+    # F.grid_sample has no rule: PyTorch decomposes it into aten.grid_sampler_2d, a core
+    # op with its own rule (rules/torch/aten.py)
+    def f(x, g):
+        return F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=align)
+
+    def grid(*shape):
+        return torch.rand(*shape, 2) * 2.4 - 1.2  # some points outside the image
+
+    tc = ivy.transpile(f, target=target, args=(torch.randn(2, 3, 5, 6), grid(2, 4, 7)))
+    _same(f, tc, target, torch.randn(2, 3, 5, 6), grid(2, 4, 7))  # other values
+    _same(f, tc, target, torch.randn(1, 2, 8, 4), grid(1, 3, 5))  # other shapes
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_in_place_aten_overload_is_a_mutation(target):
+    def f(x):
+        y = x.clone()
+        torch.ops.aten.add_.Tensor(y, 1.0)  # changes y: later reads see the new value
+        return y * 2
+
+    graph = ivy.trace_graph(f, args=(torch.randn(3, 4),)).ir
+    node = next(n for n in graph.nodes if n.op == "torch.ops.aten.add_.Tensor")
+    assert node.meta.mutates == (0,)
+    tc = ivy.transpile(f, target=target, args=(torch.randn(3, 4),))
+    _same(f, tc, target, torch.randn(5, 2))

@@ -562,6 +562,8 @@ def _mutates(op: str, attr: str) -> tuple[int, ...]:
         return (INPLACE_OPS[op],)
     if attr in INPLACE_DUNDERS:
         return (0,)
+    if op.startswith("torch.ops.aten.") and op.count(".") in (3, 4):
+        attr = op.split(".")[3]  # the aten op, not its overload: ``add_`` of ``add_.Tensor``
     suffix = _INPLACE_SUFFIX.get(op.split(".", 1)[0])
     if suffix and attr.endswith(suffix) and not attr.endswith("__"):
         return (0,)

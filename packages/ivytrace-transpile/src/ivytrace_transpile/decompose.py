@@ -132,6 +132,8 @@ def decomposition_gap(node: Node, ref_args: tuple, ref_kwargs: Mapping[str, Any]
     """Why the fallback cannot translate ``node`` on these example values (PyTorch cannot
     decompose it, or some of its aten parts have no rule), or ``None`` when it can."""
 
+    if node.meta.generator:
+        return "it draws random numbers, which PyTorch's decompositions cannot reproduce"
     try:
         dec = decompose_call(node, ref_args, ref_kwargs)
     except DecompositionError as exc:
@@ -272,12 +274,41 @@ def _trace(node: Node, ref_args: Any, ref_kwargs: Any) -> Decomposition:
             f"PyTorch's decompositions could not trace it on fake tensors "
             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
         ) from None
+    _drop_write_backs(gm, node, ref_args)
     aten = tuple(
         _aten_name(n.target)
         for n in gm.graph.nodes
         if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
     )
     return Decomposition(gm, symbols, tuple(static), tuple(g.expr for g in env.guards), aten)
+
+
+def _drop_write_backs(gm: Any, node: Node, ref_args: Any) -> None:
+    """Functionalisation writes an in-place op's result back into the input it changed
+    (``aten.copy_(arg0, result)``). For an argument the node is known to change
+    (``node.meta.mutates``) the translator's convention already holds it: the node's output
+    is the new version. Those write-backs are dropped; any other stays, has no rule, and
+    refuses the call (state the graph would not update)."""
+    import torch
+
+    changed: set[int] = set()
+    count = 0
+    for p, a in enumerate(ref_args):
+        n = len(flatten(a, _is_tensor)[0])
+        if p in node.meta.mutates and n == 1:
+            changed.add(count)
+        count += n
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for n in list(gm.graph.nodes):
+        if (
+            n.op == "call_function"
+            and n.target is torch.ops.aten.copy_.default
+            and not n.users
+            and n.args[0] in placeholders
+            and placeholders.index(n.args[0]) in changed
+        ):
+            gm.graph.erase_node(n)
+    gm.recompile()
 
 
 def _aten_name(op: Any) -> str:
@@ -371,6 +402,8 @@ def decomposed_rule(cx: Any, *args: Any, **kwargs: Any) -> Any:
     translated from its parts (see the module's docstring)."""
 
     node = cx.node
+    if node.meta.generator:
+        raise DecompositionError(_refusal(cx, "it has no rule and draws random numbers"))
     try:
         dec = decompose_call(node, cx.ref_args, cx.ref_kwargs)
     except DecompositionError as exc:

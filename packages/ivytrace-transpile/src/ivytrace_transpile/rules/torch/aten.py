@@ -66,7 +66,69 @@ def _softmax(name: str) -> Callable[..., Any]:
     return rule
 
 
+def _grid_sampler_2d(cx, x, grid, interpolation_mode, padding_mode, align_corners):
+    """``aten.grid_sampler_2d`` (what ``F.grid_sample`` decomposes into; a core op):
+    bilinear or nearest sampling of ``x`` (N, C, H, W) at ``grid`` (N, Ho, Wo, 2) in
+    [-1, 1], zeros or border padding, as gathers from the flattened image."""
+    if interpolation_mode not in (0, 1) or padding_mode not in (0, 1):
+        raise NotImplementedError(
+            "grid_sample with mode='bicubic' or padding_mode='reflection' has no rule yet"
+        )
+    t = cx.target
+    fdt = cx.dtype_of(x)
+    idt = t.canonical_dtype("int64")
+    n, c, h, w = t.shape(x)
+    _, ho, wo, _ = t.shape(grid)
+    gx, gy = t.getitem(grid, (Ellipsis, 0)), t.getitem(grid, (Ellipsis, 1))
+
+    def unnormalize(g, size):
+        if align_corners:
+            return (g + 1.0) * ((size - 1) / 2.0)
+        return ((g + 1.0) * size - 1.0) / 2.0
+
+    ix, iy = unnormalize(gx, w), unnormalize(gy, h)
+    if padding_mode == 1:  # border: coordinates clipped into the image
+        ix = t.ew("clip", ix, 0.0, w - 1.0)
+        iy = t.ew("clip", iy, 0.0, h - 1.0)
+    # far-away coordinates kept finite and small before they become integers
+    ix, iy = t.ew("clip", ix, -2.0, w + 1.0), t.ew("clip", iy, -2.0, h + 1.0)
+    flat = t.reshape(x, (n, c, h * w))
+
+    def corner(xf, yf):
+        xi, yi = t.cast(xf, idt), t.cast(yf, idt)
+        inside = t.ew(
+            "logical_and",
+            t.ew("logical_and", t.ew("greater_equal", xi, 0), t.ew("less", xi, w)),
+            t.ew("logical_and", t.ew("greater_equal", yi, 0), t.ew("less", yi, h)),
+        )
+        xi, yi = t.ew("clip", xi, 0, w - 1), t.ew("clip", yi, 0, h - 1)
+        idx = t.reshape(yi * w + xi, (n, 1, ho * wo))
+        vals = t.take_along_axis(flat, t.broadcast_to(idx, (n, c, ho * wo)), 2)
+        keep = t.cast(t.reshape(inside, (n, 1, ho * wo)), fdt)
+        return vals * keep
+
+    if interpolation_mode == 1:  # nearest (half to even, as torch's nearbyint)
+        out = corner(t.ew("round", ix), t.ew("round", iy))
+    else:
+        x0, y0 = t.ew("floor", ix), t.ew("floor", iy)
+        x1, y1 = x0 + 1.0, y0 + 1.0
+        wx1, wy1 = ix - x0, iy - y0
+        wx0, wy0 = 1.0 - wx1, 1.0 - wy1
+
+        def weight(a, b):
+            return t.reshape(a * b, (n, 1, ho * wo))
+
+        out = (
+            corner(x0, y0) * weight(wx0, wy0)
+            + corner(x1, y0) * weight(wx1, wy0)
+            + corner(x0, y1) * weight(wx0, wy1)
+            + corner(x1, y1) * weight(wx1, wy1)
+        )
+    return t.reshape(out, (n, c, ho, wo))
+
+
 _OWN: Mapping[str, Callable[..., Any]] = {
+    "grid_sampler_2d.default": _grid_sampler_2d,
     "slice.Tensor": _slice,
     "copy.default": _copy,
     "_linalg_check_errors.default": _no_check,
