@@ -29,7 +29,7 @@ from .safety import DEFAULT_CONTAINER_MODULES, check_header, check_names
 from .values import Constant, TensorSpec
 from .verify import VerifyError, verify
 
-__all__ = ["load", "save"]
+__all__ = ["file_mode", "load", "save"]
 
 
 def _array_bytes(c: Constant, i: int) -> bytes:
@@ -44,6 +44,23 @@ def _array_bytes(c: Constant, i: int) -> bytes:
     return buf.getvalue()
 
 
+def file_mode() -> int:
+    """The mode ``open()`` gives a new file: ``0o666`` less the process's umask. Files made by
+    ``mkstemp`` (0600) or written by other libraries' writers get it set after, so that a
+    saved graph or weights file is as readable as any other file the user writes. The umask
+    is read from ``/proc`` where it is there; else set and restored at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def save(graph: Graph, path: str | os.PathLike[str]) -> Path:
     """Write ``graph`` to ``path`` (one file); returns the path. Atomic: a failed save
     leaves no partial file behind."""
@@ -56,6 +73,7 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> Path:
             zf.writestr("graph.json", json.dumps(structure, indent=1, allow_nan=False))
             for name, blob in members:
                 zf.writestr(name, blob)
+        os.chmod(tmp, file_mode())  # mkstemp made it 0600
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +40,7 @@ __all__ = [
     "GraphFileError",
     "SaveError",
     "UnsafeGraphError",
+    "display_path",
     "dumps_structure",
 ]
 
@@ -75,8 +78,33 @@ def _source(v: Any) -> SourceLoc:
     return SourceLoc(str(v[0]), v[1], str(v[2]), str(v[3]))
 
 
+def display_path(file: str) -> str:
+    """A source file's name as saved graphs and graph pages show it, without the machine's
+    folders: a file of an installed package (site-packages, or any ``sys.path`` folder other
+    than the current one) as its module path (``transformers/models/bert/modeling_bert.py``),
+    a file under the current folder relative to it, one under the home folder as ``~/...``;
+    others (``<string>``, ``/tmp/...``) as they are."""
+    if not os.path.isabs(file):
+        return file
+    cwd, home = os.getcwd(), os.path.expanduser("~")
+    roots = sorted(
+        (p for p in sys.path if p and os.path.isabs(p) and p != cwd), key=len, reverse=True
+    )
+    for root in roots:
+        if file.startswith(os.path.join(root, "")) and "packages" in os.path.basename(root):
+            return os.path.relpath(file, root)
+    if file.startswith(os.path.join(cwd, "")):
+        return os.path.relpath(file, cwd)
+    for root in roots:  # an editable install's src/ folder, outside the current folder
+        if file.startswith(os.path.join(root, "")):
+            return os.path.relpath(file, root)
+    if home not in ("", "/") and file.startswith(os.path.join(home, "")):
+        return "~/" + os.path.relpath(file, home)
+    return file
+
+
 META_CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
-    "SourceLoc | None": (lambda s: [s.file, s.line, s.function, s.code], _source),
+    "SourceLoc | None": (lambda s: [display_path(s.file), s.line, s.function, s.code], _source),
     "bool": (bool, bool),
     "str": (str, str),
     "tuple[int, ...]": (list, _int_tuple),

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import itertools
+import os
 import re
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -42,6 +43,7 @@ from ivytrace_compile.standalone import (
     sort_imports,
 )
 from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef, to_numpy
+from ivytrace_ir.archive import file_mode
 
 from .errors import TranspileError
 from .modulegen import ModuleJob, render_modules
@@ -484,4 +486,5 @@ def write_package(translated: Any, directory: str | Path, name: str | None = Non
         (out / fname).write_text(text, encoding="utf-8")
     for fname, arrays in files.arrays.items():
         save_file({k: arrays[k] for k in sorted(arrays)}, str(out / fname))
+        os.chmod(out / fname, file_mode())  # safetensors writes 0600: as the text files
     return out

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import ivytrace_ir as ir
+from ivytrace_ir.codec import display_path
 
 __all__ = [
     "Annotation",
@@ -257,7 +258,7 @@ def _src(loc: ir.SourceLoc | None) -> dict[str, Any] | None:
     if loc is None:
         return None
     return {
-        "file": loc.file,
+        "file": display_path(loc.file),
         "base": os.path.basename(loc.file),
         "line": loc.line,
         "fn": loc.function,
