@@ -65,7 +65,7 @@ def test_a_failed_guard_is_not_wrapped(target):
     tc = ivy.transpile(f, target=target, args=(torch.randn(2, 2, 3),))
     tgt = it.get_target(target)
     with pytest.raises(GuardFailure) as info:
-        tc(to_target(torch.randn(3, 2, 3), tgt))
+        tc(to_target(torch.randn(6, 2, 3), tgt))
     assert not isinstance(info.value, it.TranslatedCallError)
 
 

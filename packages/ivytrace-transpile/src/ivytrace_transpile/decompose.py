@@ -38,7 +38,17 @@ import operator
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ivytrace_ir import LEAF, Node, TensorSpec, TreeDef, Value, flatten, spec_of, unflatten
+from ivytrace_ir import (
+    LEAF,
+    Node,
+    ScalarSpec,
+    TensorSpec,
+    TreeDef,
+    Value,
+    flatten,
+    spec_of,
+    unflatten,
+)
 from ivytrace_passes.interpret import call_node, tree_leaves
 
 from .errors import TranspileError
@@ -77,6 +87,45 @@ def _is_tensor(x: Any) -> bool:
     import torch
 
     return isinstance(x, torch.Tensor)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sym:
+    """An integer argument the source graph tracked (a size: ``x.shape[0]``), marked so that
+    it is a symbol in the decomposition rather than a literal."""
+
+    value: Any
+
+
+def _is_leaf(x: Any) -> bool:
+    return isinstance(x, _Sym) or _is_tensor(x)
+
+
+def _mark(ir: Any, got: Any) -> Any:
+    """``got`` (a call's arguments, example or target values) with each integer at a
+    position where the node's IR arguments hold a tracked value wrapped in :class:`_Sym`."""
+    if isinstance(ir, Value):
+        if isinstance(got, int) and not isinstance(got, bool):
+            return _Sym(got)
+        return got
+    if isinstance(ir, tuple | list) and isinstance(got, tuple | list) and len(ir) == len(got):
+        if hasattr(got, "_fields"):  # a namedtuple: left as it is
+            return got
+        items = [_mark(a, b) for a, b in zip(ir, got)]
+        return tuple(items) if isinstance(got, tuple) else items
+    if isinstance(ir, dict) and isinstance(got, dict):
+        return {k: _mark(ir[k], v) if k in ir else v for k, v in got.items()}
+    return got
+
+
+def _marked(node: Node, args: Any, kwargs: Mapping[str, Any]) -> tuple[list, dict]:
+    a, kw = _mark((list(node.args), dict(node.kwargs)), (list(args), dict(kwargs)))
+    return a, kw
+
+
+def _dims(x: Any, shape: Callable[[Any], Any]) -> tuple[Any, ...]:
+    """The sizes a leaf contributes: an array's shape, a marked integer as one size."""
+    return (x.value,) if isinstance(x, _Sym) else tuple(shape(x))
 
 
 def _fallback_candidate(op: str) -> bool:
@@ -160,6 +209,8 @@ def _torch_decomp() -> tuple[Any, Any, Any]:
 
 def _size_pattern(t: Any) -> tuple[Any, ...]:
     """What a decomposition may have specialised on: dtype, rank, sizes 0 and 1."""
+    if isinstance(t, _Sym):
+        return ("int", t.value if t.value in (0, 1) else -1)
     return (str(t.dtype), tuple(d if d in (0, 1) else -1 for d in t.shape))
 
 
@@ -176,7 +227,8 @@ def decompose_call(node: Node, ref_args: tuple[Any, ...], ref_kwargs: Mapping[st
     """The :class:`Decomposition` of ``node``'s call on the example values ``ref_args`` /
     ``ref_kwargs`` (cached per op and argument structure, reused only where its guards
     hold for these sizes)."""
-    leaves, tree = flatten((list(ref_args), dict(ref_kwargs)), _is_tensor)
+    marked = _marked(node, ref_args, ref_kwargs)
+    leaves, tree = flatten(marked, _is_leaf)
     key = (
         node.op,
         node.out_tree,
@@ -187,10 +239,10 @@ def decompose_call(node: Node, ref_args: tuple[Any, ...], ref_kwargs: Mapping[st
     try:
         hash(key)
     except TypeError:
-        return _trace(node, ref_args, ref_kwargs)
+        return _trace(node, marked)
     dec = _cached(key, node, tree, leaves)
-    if not _holds(dec, [tuple(int(d) for d in t.shape) for t in leaves]):
-        return _trace(node, ref_args, ref_kwargs)
+    if not _holds(dec, [tuple(int(d) for d in _dims(t, lambda x: x.shape)) for t in leaves]):
+        return _trace(node, marked)
     return dec
 
 
@@ -215,15 +267,16 @@ runs (like the other lookups named in docs/architecture.md); at most 256 kept.""
 def _cached(key: Any, node: Node, tree: TreeDef, leaves: list[Any]) -> Decomposition:
     hit = _CACHE.get(key)
     if hit is None:
-        hit = _trace(node, *unflatten(tree, leaves))
+        hit = _trace(node, unflatten(tree, leaves))
         if len(_CACHE) >= 256:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = hit
     return hit
 
 
-def _trace(node: Node, ref_args: Any, ref_kwargs: Any) -> Decomposition:
+def _trace(node: Node, marked: Any) -> Decomposition:
     import torch
+    from torch._dynamo.source import ConstantSource
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import (
         DimDynamic,
@@ -232,26 +285,31 @@ def _trace(node: Node, ref_args: Any, ref_kwargs: Any) -> Decomposition:
     )
 
     make_fx, functionalize, table = _torch_decomp()
-    leaves, tree = flatten((list(ref_args), dict(ref_kwargs)), _is_tensor)
-    holders = [Value(-(k + 1), spec_of(t, "torch")) for k, t in enumerate(leaves)]
+    leaves, tree = flatten(marked, _is_leaf)
+    holders = [
+        Value(-(k + 1), ScalarSpec("int") if isinstance(t, _Sym) else spec_of(t, "torch"))
+        for k, t in enumerate(leaves)
+    ]
     args, kwargs = unflatten(tree, holders)
     call = dataclasses.replace(node, args=tuple(args), kwargs=tuple(kwargs.items()))
     env = ShapeEnv(duck_shape=False)
     mode = FakeTensorMode(shape_env=env)
-    fakes = [
-        mode.from_tensor(
-            t,
-            symbolic_context=StatelessSymbolicContext(dynamic_sizes=[DimDynamic.DYNAMIC] * t.dim()),
-        )
-        for t in leaves
-    ]
+
+    def fake(k: int, t: Any) -> Any:
+        if isinstance(t, _Sym):  # a tracked size passed as a number: a symbol too
+            sym = env.create_symbol(t.value, ConstantSource(f"ivytrace_size_{k}"))
+            return env.create_symintnode(sym, hint=t.value) if sym.is_Symbol else t.value
+        dyn = [DimDynamic.DYNAMIC] * t.dim()
+        return mode.from_tensor(t, symbolic_context=StatelessSymbolicContext(dynamic_sizes=dyn))
+
+    fakes = [fake(k, t) for k, t in enumerate(leaves)]
 
     # the sizes' symbols, read before tracing (the guards PyTorch adds may replace one
     # symbol by another in the fakes' shapes afterwards)
     symbols: dict[Any, tuple[int, int]] = {}
     static: list[tuple[int, int, int]] = []
     for k, f in enumerate(fakes):
-        for d, s in enumerate(f.shape):
+        for d, s in enumerate((f,) if not isinstance(f, torch.Tensor) else f.shape):
             if isinstance(s, torch.SymInt) and getattr(s.node.expr, "is_Symbol", False):
                 symbols.setdefault(s.node.expr, (k, d))
             else:
@@ -274,7 +332,7 @@ def _trace(node: Node, ref_args: Any, ref_kwargs: Any) -> Decomposition:
             f"PyTorch's decompositions could not trace it on fake tensors "
             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
         ) from None
-    _drop_write_backs(gm, node, ref_args)
+    _drop_write_backs(gm, node, marked[0])
     aten = tuple(
         _aten_name(n.target)
         for n in gm.graph.nodes
@@ -294,7 +352,7 @@ def _drop_write_backs(gm: Any, node: Node, ref_args: Any) -> None:
     changed: set[int] = set()
     count = 0
     for p, a in enumerate(ref_args):
-        n = len(flatten(a, _is_tensor)[0])
+        n = len(flatten(a, _is_leaf)[0])
         if p in node.meta.mutates and n == 1:
             changed.add(count)
         count += n
@@ -485,13 +543,19 @@ def run_decomposition(
     from .rules.torch.aten import aten_rule
 
     tgt = cx.target
-    t_leaves = flatten((list(args), dict(kwargs)), tgt.is_array)[0]
-    r_leaves = flatten((list(cx.ref_args), dict(cx.ref_kwargs)), _is_tensor)[0]
+    t_marked = _marked(cx.node, args, kwargs)
+    r_marked = _marked(cx.node, cx.ref_args, cx.ref_kwargs)
+    t_leaves = flatten(t_marked, lambda o: isinstance(o, _Sym) or tgt.is_array(o))[0]
+    r_leaves = flatten(r_marked, _is_leaf)[0]
     if len(t_leaves) != len(r_leaves):
         raise DecompositionError(_refusal(cx, "its array arguments do not line up"))
-    _guard_tracked_statics(cx, args, kwargs)
-    shapes = [tgt.shape(x) for x in t_leaves]
-    _guard_sizes(dec, cx, shapes, [tuple(int(d) for d in t.shape) for t in r_leaves])
+    _guard_tracked_statics(cx, t_marked, r_marked)
+    shapes = [_dims(x, tgt.shape) for x in t_leaves]
+    _guard_sizes(
+        dec, cx, shapes, [tuple(int(d) for d in _dims(t, lambda x: x.shape)) for t in r_leaves]
+    )
+    t_leaves = [x.value if isinstance(x, _Sym) else x for x in t_leaves]
+    r_leaves = [x.value if isinstance(x, _Sym) else x for x in r_leaves]
 
     ref_env: dict[Any, Any] = {}
 
@@ -547,14 +611,14 @@ def run_decomposition(
     return unflatten(cx.node.out_tree, leaves)
 
 
-def _guard_tracked_statics(cx: Any, args: tuple, kwargs: Mapping[str, Any]) -> None:
-    """A number the source graph tracked (a size) that the call takes as a plain argument
-    is a literal inside the decomposition: guarded equal to its example value."""
+def _guard_tracked_statics(cx: Any, t_marked: Any, r_marked: Any) -> None:
+    """A number the source graph tracked that is no integer symbol (a float computed from
+    sizes) is a literal inside the decomposition: guarded equal to its example value."""
     from ivytrace_intercept import is_tracked_scalar
 
     tgt = cx.target
-    got = flatten((list(args), dict(kwargs)), tgt.is_array)[1]
-    want = flatten((list(cx.ref_args), dict(cx.ref_kwargs)), _is_tensor)[1]
+    got = flatten(t_marked, lambda o: isinstance(o, _Sym) or tgt.is_array(o))[1]
+    want = flatten(r_marked, _is_leaf)[1]
     for g, w in zip(_static_leaves(got), _static_leaves(want)):
         if is_tracked_scalar(g):
             _ = g == w
