@@ -103,6 +103,14 @@ def bits_and_tests(x, idx):
     return inv, both ^ m, torch.isfinite(idx), torch.isinf(idx), torch.isnan(idx * 2)
 
 
+def mixed_dtypes(x):
+    """A bool mask combined with an integer tensor (torch promotes to the integer type), a
+    Python bool operand, torch.ones(size=...), the real part of a complex tensor."""
+    m = x > 0
+    k = (x * 3).long()
+    return m | k, k & m, m ^ True, torch.ones(size=(2, x.shape[0])), torch.complex(x, 2 * x).real
+
+
 CASES = {
     "padded_causal_mask": (padded_causal_mask, lambda k: _mask_args(2 + k % 2, 5 + k, 1 + k)),
     "created": (created, lambda k: (torch.randn(3 + k, 4 + 2 * k),)),
@@ -110,6 +118,7 @@ CASES = {
         conversions,
         lambda k: (torch.randn(3 + k), torch.randn(3 + k), torch.randint(0, 3, (3 + k,))),
     ),
+    "mixed_dtypes": (mixed_dtypes, lambda k: (torch.randn(4 + k),)),
     "bits_and_tests": (
         bits_and_tests,
         lambda k: (torch.randn(4 + k), torch.randint(-9, 9, (2 + k,))),

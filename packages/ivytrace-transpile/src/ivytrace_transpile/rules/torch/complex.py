@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .._common import arg_rank, cast_to, is_float_dtype
+from .._common import arg_rank, cast_to
 from ..registry import TORCH_RULES, rule
 
 __all__: list[str] = []
@@ -13,8 +13,10 @@ __all__: list[str] = []
 
 @rule("torch.conj", "torch.conj_physical", "torch.real", method=True)
 def _real_identity(cx, x):
-    if is_float_dtype(cx.out_dtype()) and cx.out_dtype().startswith("complex"):
-        raise NotImplementedError("complex tensors")
+    """The identity on real tensors; of a complex one (an FFT's result), its real part or
+    its conjugate."""
+    if cx.dtype_of(x).startswith("complex"):
+        return cx.target.ew("real" if cx.node.op.endswith("real") else "conj", x)
     return x
 
 

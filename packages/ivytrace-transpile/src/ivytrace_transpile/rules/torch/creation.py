@@ -27,7 +27,10 @@ def _full(cx, size, fill_value, *, dtype=None, device=None, layout=None, require
 
 @rule("torch.zeros", "torch.ones", "torch.empty")
 def _zeros(cx, *size, dtype=None, device=None, layout=None, requires_grad=False,
-           pin_memory=False, out=None, memory_format=None):  # fmt: skip
+           pin_memory=False, out=None, memory_format=None, **kw):  # fmt: skip
+    """``torch.ones(2, 3)``, ``torch.ones((2, 3))``, ``torch.ones(size=(2, 3))``."""
+    if "size" in kw:
+        size = (kw["size"], *size)
     v = 1 if cx.node.op.endswith("ones") else 0
     return cx.full(size_args(size), v)
 

@@ -30,10 +30,11 @@ for _name, _fn in {"math.ceil": math.ceil, "math.floor": math.floor, "math.trunc
 
 @rule("torch.Tensor.__and__", "torch.Tensor.__or__", "torch.Tensor.__xor__")
 def _bitwise_dunder(cx, a, b):
+    """``a | b``: both operands in the result's dtype, as torch promotes them (a bool mask |
+    an integer tensor is an integer tensor); bools are or-ed logically (the dtype policy,
+    ``RuleContext.ew``)."""
     op = cx.node.op.rsplit(".", 1)[1].strip("_")
-    if cx.out_spec().dtype == "bool":
-        return cx.target.ew("logical_" + op, a, b)
-    return cx.target.ew("bitwise_" + op, a, b)
+    return binary("bitwise_" + op)(cx, a, b)
 
 
 TORCH_RULES.add(["torch.Tensor.__rdiv__"], binary("divide", swap=True))
