@@ -89,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--jsonl", help="append each record to this file as it comes")
     p.add_argument("--resume", action="store_true", help="pass over records already in --jsonl")
     p.add_argument("--from-jsonl", help="tabulate this file instead of running")
+    p.add_argument("--limit", type=int, default=0, help="stop after this many architectures")
     p.add_argument("--write-ledger", action="store_true", help="merge the verdicts into the ledger")
     p.add_argument("--summary", help="write hf_summary.md and hf_failures.txt here")
     a = p.parse_args(argv)
@@ -103,8 +104,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         done = set()
         if a.resume and a.jsonl and Path(a.jsonl).exists():
             done = {json.loads(line)["arch"] for line in open(a.jsonl)}
+        cases = [c for c in cases if c.name not in done]
+        if a.limit:
+            cases = cases[: a.limit]
+        if not cases:
+            print("nothing left to run")
+            return
         records = []
-        for rec in hf.sweep(cases, columns=columns, jsonl=a.jsonl, done=done):
+        for rec in hf.sweep(cases, columns=columns, jsonl=a.jsonl):
             records.append(rec)
             verdicts = "  ".join(f"{c}={rec.get(c, '-')}" for c in columns)
             print(f"{rec['arch']}: {verdicts if rec['built'] else 'not built'}", flush=True)

@@ -257,6 +257,18 @@ def make_inputs(model: Any, batch: int, seq: int, seed: int) -> dict[str, Any] |
     return out
 
 
+def _pixels(model: Any, batch: int, seed: int) -> dict[str, Any]:
+    import torch
+
+    cfg = getattr(model.config, "vision_config", None) or model.config
+    size = getattr(cfg, "image_size", 32)
+    size = size[0] if isinstance(size, list | tuple) else size
+    g = torch.Generator().manual_seed(seed + 10)
+    return {
+        "pixel_values": torch.randn(batch, getattr(cfg, "num_channels", 3), size, size, generator=g)
+    }
+
+
 # ---------------------------------------------------------------- one architecture
 def _target_kwargs(x: dict[str, Any], target: str) -> dict[str, Any]:
     import torch
@@ -283,7 +295,12 @@ def run_case(case: Case, columns: Iterable[str] = COLUMNS) -> dict[str, Any]:
     import torch
 
     import ivytrace as ivy
+    import ivytrace_transpile as it
 
+    columns = tuple(columns)
+    for c in columns:  # the target frameworks are loaded before any trace
+        if c != "trace":
+            it.get_target(c)
     ops = _opdb()
     record: dict[str, Any] = {"arch": case.name, "built": False}
     t0 = time.perf_counter()
@@ -296,7 +313,17 @@ def run_case(case: Case, columns: Iterable[str] = COLUMNS) -> dict[str, Any]:
                 record["why"] = "takes no input_ids, pixel_values or audio"
                 return record
             with torch.no_grad():
-                refs = [_output(model(**copy.deepcopy(x))) for x in inputs]
+                try:
+                    refs = [_output(model(**copy.deepcopy(x))) for x in inputs]
+                except Exception:
+                    if "pixel_values" not in inspect.signature(model.forward).parameters:
+                        raise
+                    # a text-image model (CLIP-like) wants both: add the image
+                    inputs = [
+                        {**x, **_pixels(model, len(x["input_ids"]), i)}
+                        for i, x in enumerate(inputs)
+                    ]
+                    refs = [_output(model(**copy.deepcopy(x))) for x in inputs]
     except ops._Timeout:
         record["why"] = "timeout building"
         return record
@@ -390,6 +417,7 @@ def sweep(
                 if done and case.name in done:
                     continue
                 rec = run_case(case, cols)
+                _release()
                 if out:
                     out.write(json.dumps(rec) + "\n")
                     out.flush()
@@ -397,6 +425,15 @@ def sweep(
     finally:
         if out:
             out.close()
+
+
+def _release() -> None:
+    """Drop what one architecture left behind (jax's compiled functions hold memory)."""
+    import gc
+
+    if "jax" in sys.modules:
+        sys.modules["jax"].clear_caches()
+    gc.collect()
 
 
 def load_ledger(path: str | Path = LEDGER) -> dict[str, dict[str, str]]:

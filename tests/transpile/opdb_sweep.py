@@ -1,15 +1,17 @@
 """PyTorch's OpInfo database (``op_db``), every sample, as a yardstick for the translation.
 
 For each op of ``torch.testing._internal.common_methods_invocations.op_db`` that takes
-float32 on CPU, the samples that share the first sample's argument structure (the same
-tensors at the same places, of the same dtypes and ranks; the other arguments are the
-first sample's, constants of the traced function) are collected. The op is
-traced and translated on the first one with :func:`ivytrace_transpile.transpile` (which
-validates every node against the torch run); the translated function is then called on
-every sample of the group -- the first and the OTHER shapes -- with arrays of the target,
-and each answer is compared with torch's by the rule validation applies to every node
-(:func:`ivytrace_transpile.translate.compare_output`). Each (op, target) gets one verdict,
-the worst over its samples:
+float32 on CPU, the samples that share the first sample's argument structure (tensors at
+the same places, of the same dtypes and ranks; the other arguments are the first
+sample's, constants of the traced function) are collected. The op is traced and
+translated on the first one with :func:`ivytrace_transpile.transpile` (which validates
+every node against the torch run); the translated function is then called with arrays
+of the target on every sample of the group: the first and the OTHER shapes. Where op_db
+has no other sample of the structure, the first one's tensors grown by one along every
+size >= 2 are used (``_grown``; judged only where torch's float32 answer is within
+tolerance of its float64 one). Each answer is compared with torch's by the rule
+validation applies to every node (:func:`ivytrace_transpile.translate.compare_output`).
+Each (op, target) gets one verdict, the worst over its samples:
 
 - ``right``: every sample answered within tolerance;
 - ``refused: <reason>``: an ivytrace error (any exception class defined in an
@@ -401,6 +403,7 @@ def _run_op(op: Any, target: str, cap: int, v: Verdict) -> bool:
 
     fn.__name__ = op.name.replace(".", "_")
     refs = []
+    grown = None
     with torch.no_grad():
         for tensors in groups:
             try:
@@ -409,6 +412,11 @@ def _run_op(op: Any, target: str, cap: int, v: Verdict) -> bool:
                 refs.append(_NO_REF)
     if (refs and refs[0] is _NO_REF) or all(r is _NO_REF for r in refs):
         return False
+    if all(r is _NO_REF for r in refs[1:]):  # op_db has no other shape: grow the first
+        grown = _grown(groups[0])
+        ref = _conditioned_ref(fn, grown) if grown is not None else _NO_REF
+        if ref is not _NO_REF:
+            groups, refs = [*groups, grown], [*refs, ref]
     tgt = it.get_target(target)
     with torch.no_grad():
         try:
@@ -424,6 +432,8 @@ def _run_op(op: Any, target: str, cap: int, v: Verdict) -> bool:
             continue
         v.samples += 1
         where = "call" if i == 0 else "new shape"
+        if grown is not None and tensors is grown:
+            where = "grown shape"
         try:
             got = tr(*[to_target(t, tgt) for t in tensors])
         except Exception as exc:
@@ -439,6 +449,60 @@ def _run_op(op: Any, target: str, cap: int, v: Verdict) -> bool:
 
 
 _NO_REF = object()
+
+
+def _grown(tensors: Sequence[Any]) -> list[Any] | None:
+    """The first sample's tensors at other sizes, for an op op_db gives one shape of:
+    every size >= 2 grown by one, equal sizes alike (so broadcast and contraction partners
+    stay partners), values drawn from the tensor's own (so domains hold). It is judged
+    only where torch's float32 answer on it is within tolerance of its float64 one. None when a
+    tensor is not floating point or empty, or no size can grow."""
+    import torch
+
+    if not tensors or any(not t.is_floating_point() or t.numel() == 0 for t in tensors):
+        return None
+    if not any(s >= 2 for t in tensors for s in t.shape):
+        return None
+    g = torch.Generator().manual_seed(1)
+    out = []
+    for t in tensors:
+        shape = [s + 1 if s >= 2 else s for s in t.shape]
+        flat = t.detach().reshape(-1)
+        idx = torch.randint(0, flat.numel(), (math.prod(shape),), generator=g)
+        # shrunk by a distinct tiny factor each, so repeated draws do not tie (a tie makes
+        # sort / topk / argmax indices a choice) and symmetric domains still hold
+        shrink = 1 - 1e-3 * torch.rand(len(idx), generator=g)
+        out.append((flat[idx] * shrink).reshape(shape).to(t.dtype))
+    return out
+
+
+def _conditioned_ref(fn: Any, tensors: Sequence[Any]) -> Any:
+    """torch's answer on ``tensors``, or ``_NO_REF`` when torch rejects them or its own
+    float32 answer is not within tolerance of its float64 one (an ill-conditioned input:
+    a target would be judged on rounding, not on the translation)."""
+    import torch
+
+    with torch.no_grad():
+        try:
+            ref = fn(*copy.deepcopy(list(tensors)))
+            wide = fn(*[t.double() for t in tensors])
+        except Exception:
+            return _NO_REF
+    try:
+        narrow = _map_tensors(wide, lambda t: t.float() if t.dtype == torch.float64 else t)
+        return ref if compare(ref, narrow) == "" else _NO_REF
+    except Exception:
+        return _NO_REF
+
+
+def _map_tensors(obj: Any, f: Any) -> Any:
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return f(obj)
+    if isinstance(obj, list | tuple):
+        return type(obj)([_map_tensors(o, f) for o in obj])
+    return obj
 
 
 # ---------------------------------------------------------------- the sweep

@@ -38,6 +38,7 @@ SKIP = {
     "gaussian_noise", "gaussian_noise_image", "gaussian_noise_video", "pil_to_tensor",
     "to_pil_image", "to_tensor", "register_kernel", "InterpolationMode", "is_pure_tensor",
     "to_grayscale", "drop_block2d", "drop_block3d", "stochastic_depth",
+    "get_size_bounding_boxes", "get_size_keypoints",  # read a tv_tensor's canvas_size
 }  # fmt: skip
 
 STATIC: dict[str, Any] = {
@@ -133,6 +134,7 @@ def make_case(label: str, fn: Callable[..., Any], shape_id: int) -> tuple[dict, 
     ``shape_id`` (0: the traced one, 1: the new one); None when a required parameter has
     no value here."""
     import torch
+    from torchvision.tv_tensors import BoundingBoxFormat
 
     g = torch.Generator().manual_seed(shape_id)
     params = inspect.signature(fn).parameters
@@ -153,10 +155,30 @@ def make_case(label: str, fn: Callable[..., Any], shape_id: int) -> tuple[dict, 
             arrays[name] = _deform(name, g, shape_id)
             continue
         if name == "canvas_size":
-            consts[name] = hw
+            consts[name] = (16, 16)  # the boxes' canvas: a constant of the function
             continue
-        if name == "format" and ("bounding" in label):
-            consts[name] = "XYXY"
+        if name in ("format", "old_format") and "bounding" in label:
+            consts[name] = BoundingBoxFormat.XYXY
+            continue
+        if name == "new_format":
+            consts[name] = BoundingBoxFormat.CXCYWH
+            continue
+        if name == "clamping_mode":
+            consts[name] = "hard"
+            continue
+        if name == "inpt" and ("keypoints" in label or "bounding" in label):
+            arrays[name] = _tensor_for(
+                "keypoints" if "keypoints" in label else "boxes", g, shape_id
+            )
+            continue
+        if name == "inpt" and label in ("F.get_num_frames", "F.uniform_temporal_subsample"):
+            arrays[name] = _tensor_for("video", g, shape_id)
+            continue
+        if name == "displacement" and ("keypoints" in label or "bounding" in label):
+            arrays[name] = _tensor_for(name, g, 0)  # sized by the constant canvas
+            continue
+        if name == "boxes2" and label.endswith("_loss"):
+            arrays[name] = _tensor_for("boxes1", g, shape_id)
             continue
         if name == "output_size" and "roi" in label:
             consts[name] = 2
