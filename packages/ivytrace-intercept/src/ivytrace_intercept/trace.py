@@ -73,6 +73,10 @@ class TraceResult:
     module_args: dict[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict)
     """Module call (a ``NodeMeta.scope`` entry) -> the array arguments it was called with:
     (name, spec), a forward parameter's name (``name_0``... for a tuple's items)."""
+    values: dict[int, Any] = field(default_factory=dict, repr=False)
+    """With ``trace(..., keep_values=True)``: value id -> the array the traced run computed
+    for it, for the values whose array still holds that result when the trace ends (not one
+    sharing memory with an array the function wrote in place later)."""
 
 
 def _normalise_paths(idxs: Any) -> list[tuple[Any, ...]]:
@@ -171,6 +175,7 @@ def trace(
     name: str | None = None,
     frameworks: Sequence[str] | None = None,
     check_sizes: bool | str = False,
+    keep_values: bool = False,
 ) -> TraceResult:
     """Call ``fn(*args, **kwargs)`` once, recording every outermost backend call.
 
@@ -340,7 +345,8 @@ def trace(
             ).graph,
             check_sizes,
         )  # fmt: skip
-    return TraceResult(graph, dict(rec.drawn), output, dict(rec.module_args))
+    values = _computed_values(rec.values.items(), graph) if keep_values else {}
+    return TraceResult(graph, dict(rec.drawn), output, dict(rec.module_args), values)
 
 
 def _check_sizes(
@@ -441,6 +447,37 @@ def _distinct(leaf: Any, first: str, again: str) -> Any:
         f"inputs {first!r} and {again!r} are one {cls.__qualname__} object; ivytrace names values "
         "by identity and cannot tell which input each use belongs to: pass distinct arrays"
     )
+
+
+def _computed_values(pairs: list[tuple[Any, Any]], graph: Graph) -> dict[int, Any]:
+    """Value id -> the array the run computed for it (``keep_values``), so that a consumer
+    need not run the graph again for its values. An array that shares memory with one the
+    function wrote in place (the written array, its views, its base) may hold a later
+    result than its value: left out, as is every value when a write's array is unknown."""
+    by_id = {v.id: obj for obj, v in pairs if isinstance(v, Value) and framework_of(obj)}
+    written = set()
+    for node in graph.nodes:
+        if node.meta.mutates:
+            for out in node.outputs:
+                obj = by_id.get(out.id)
+                if obj is None:
+                    return {}
+                written.add(_memory_of(obj))
+    return {vid: obj for vid, obj in by_id.items() if _memory_of(obj) not in written}
+
+
+def _memory_of(obj: Any) -> Any:
+    """What identifies the memory an array's data lives in (its storage / base buffer)."""
+    storage = getattr(obj, "untyped_storage", None)
+    if storage is not None:  # torch
+        try:
+            return ("storage", storage().data_ptr())
+        except (RuntimeError, NotImplementedError):  # no storage (a sparse or meta tensor)
+            return ("object", id(obj))
+    base = obj
+    while getattr(base, "base", None) is not None:  # numpy views
+        base = base.base
+    return ("object", id(base))
 
 
 def _code_of(fn: Any) -> frozenset[Any]:

@@ -103,7 +103,7 @@ class TranslatedCallable:
         )
         with _no_grad(self.source_framework):
             try:
-                res = trace(self._fn, src_args, src_kwargs, name=self.__name__)
+                res = trace(self._fn, src_args, src_kwargs, name=self.__name__, keep_values=True)
             except Exception as exc:
                 err = _wrong_source(self, exc)
                 if err is None:
@@ -120,6 +120,7 @@ class TranslatedCallable:
                 src_kwargs,
                 rules_for(self.source_framework),
                 validate=self.validate,
+                computed=res.values,  # the source run need not compute them again
             )
             tr = dataclasses.replace(tr, module_args=res.module_args)
         compiled = compile_graph(tr.graph)

@@ -278,13 +278,26 @@ def _state_paths(graph: Graph, env: Mapping[int, Any]) -> tuple[dict[int, str], 
     return paths, arrays
 
 
-def _reference_run(graph: Graph, args: tuple, kwargs: dict) -> dict[int, Any]:
-    """Every value of ``graph`` on the example inputs, by value id."""
+def _reference_run(
+    graph: Graph, args: tuple, kwargs: dict, computed: Mapping[int, Any] | None = None
+) -> dict[int, Any]:
+    """Every value of ``graph`` on the example inputs, by value id. A node whose outputs are
+    all arrays the trace already ``computed`` (and that neither draws nor writes) takes
+    them: the source framework runs again only what the trace did not keep."""
     leaves = flatten((args, kwargs), lambda o: framework_of(o) is not None)[0]
     env: dict[int, Any] = {v.id: x for v, x in zip(graph.inputs, leaves)}
     for e in graph.externals:
         env[e.value.id] = e.obj
     for node in graph.nodes:
+        if (
+            computed
+            and node.outputs
+            and not (node.meta.mutates or node.meta.generator or node.meta.effect)
+            and all(v.id in computed for v in node.outputs)
+        ):
+            for v in node.outputs:
+                env[v.id] = computed[v.id]
+            continue
         run_env: Mapping[int, Any] = env
         if node.meta.mutates:
             # An in-place op must not change the value an earlier node is checked against:
@@ -396,15 +409,20 @@ def translate_graph(
     rules: Mapping[str, Rule],
     *,
     validate: bool = True,
+    computed: Mapping[int, Any] | None = None,
 ) -> Translation:
     """Translate ``graph`` (a source-framework graph traced on ``args``/``kwargs``) into
-    ``target`` with ``rules``; check every node against the source run."""
+    ``target`` with ``rules``; check every node against the source run. ``computed``: arrays
+    the trace already computed, by value id (``TraceResult.values``), which the source run
+    takes instead of computing them again."""
     from .functionalize import functionalize  # writes through views, made functional
 
-    graph = functionalize(graph, args, kwargs)
+    functional = functionalize(graph, args, kwargs)
+    if functional is not graph:  # rewritten: its value ids are not the trace's
+        graph, computed = functional, None
     name = graph.meta.name
     rules = with_decompositions(rules)  # torch ops with no rule: PyTorch's decompositions
-    ref = _reference_run(graph, args, kwargs)
+    ref = _reference_run(graph, args, kwargs, computed)
     missing, why = _missing_rules(graph, rules, ref)
     if missing:
         raise UnsupportedOpsError(unsupported_report(missing, target, name, why), missing)
