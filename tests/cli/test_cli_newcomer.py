@@ -93,3 +93,28 @@ def test_transpile_summary_node_count_agrees_with_its_pass_table(workdir: Path) 
     assert table, res.stdout
     last = int(re.search(r"-> +(\d+) nodes", table[-1])[1])
     assert last == int(first[1]), res.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["tensorflow", "jax", "numpy"])
+def test_written_package_readme_line_runs(workdir: Path, target: str) -> None:
+    """Inputs named on the command line are keyword inputs of the written code: the README's
+    line passes them so (it said ``layer(x)`` / ``forward(params, x)``: a TypeError)."""
+    res = run(workdir, "transpile", "mymodels:Net", "-i", "x=f32[2,8]", "-q", "-o", "out",
+              "--target", target)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    (pkg,) = [p for p in (workdir / "out").iterdir() if p.is_dir()]
+    readme = (pkg / "README.md").read_text()
+    line = re.search(r"Load it: `([^`]*)`", readme)[1]
+    make_x = {
+        "tensorflow": "import tensorflow as tf; x = tf.ones((2, 8))",
+        "jax": "import jax.numpy as jnp; x = jnp.ones((2, 8))",
+        "numpy": "import numpy as np; x = np.ones((2, 8), np.float32)",
+    }[target]
+    code = f"{make_x}\n{line.replace('; ', chr(10))}\nprint(tuple(y.shape))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=workdir / "out", capture_output=True, text=True,
+        timeout=300, env={**os.environ, "PYTHONPATH": ""},
+    )  # fmt: skip
+    assert out.returncode == 0, (line, out.stderr[-2000:])
+    assert out.stdout.strip().splitlines()[-1] == "(2, 4)"

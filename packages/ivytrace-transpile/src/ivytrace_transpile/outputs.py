@@ -250,6 +250,18 @@ def state_dict(params, prefix=""):
 '''
 
 
+def _call_text(graph: Graph, skip: int) -> str:
+    """The inputs of the README's example call, as the translation takes them: positional
+    ones by their names, keyword ones (inputs named on the command line, ``kwargs=``) as
+    ``name=name`` (the written code takes those by keyword only). ``skip``: leading entries
+    of the positional tree that are no input of the call (a module's weights)."""
+    args_tree, kw_tree = graph.in_tree.children
+    n = len(args_tree.children) - skip
+    names = graph.arg_names[skip : skip + n] if len(graph.arg_names) >= skip + n else ()
+    pos = list(names) if len(names) == n else [f"x{i}" if n > 1 else "x" for i in range(n)]
+    return ", ".join([*pos, *(f"{k}={k}" for k in kw_tree.keys)])
+
+
 def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     """The files of the package for ``translated`` (a :class:`TranslatedCallable` that has
     been translated), without writing them."""
@@ -292,13 +304,13 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
                 name_of = "TORCH_NAMES.get(n, n)"
             body.append(_KERAS_WEIGHTS.format(name=name_of))
             exported = [root, "load_weights", "named_weights"]
-            usage = f"layer = {root}(); y = layer(x)"
+            usage = f"layer = {root}(); y = layer({_call_text(graph, 1)})"
         else:
             imports.append(IMPORT_ALIASES[_TARGET_MODULE[target]][0])
             body.append(f"\n\nforward = {root}\n")
             body.append(_params_loader(target))
             exported = [root, "forward", "load_params", "state_dict"]
-            usage = "params = load_params(); y = forward(params, x)"
+            usage = f"params = load_params(); y = forward(params, {_call_text(graph, 1)})"
     else:
         src: StandaloneSource = generate_standalone(
             graph,
@@ -311,7 +323,7 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
         imports += list(src.imports)
         body = [src.definitions]
         exported = ["forward"]
-        usage = "y = forward(x)"
+        usage = f"y = forward({_call_text(graph, 0)})"
     text = "\n".join(
         [_header(cls_name, target), *sort_imports(imports), "", *preamble, "", "", *body]
     )
