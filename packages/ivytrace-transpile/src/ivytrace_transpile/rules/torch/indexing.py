@@ -189,7 +189,16 @@ def _setitem(cx, x, key, value):
 
 @rule("torch.gather", method=True)
 def _gather(cx, x, dim, index, *, sparse_grad=False):
-    return cx.target.take_along_axis(x, index, dim_axes(dim, arg_rank(cx)))
+    t = cx.target
+    ax = dim_axes(dim, arg_rank(cx))
+    ishape = list(t.shape(index))
+    if isinstance(ax, int) and len(ishape) == len(t.shape(x)) > 1:
+        # torch lets the index be smaller than the input off ``dim`` (no broadcasting):
+        # the input is cut to the index's sizes there
+        x = t.getitem(
+            x, tuple(slice(None) if d == ax else slice(0, n) for d, n in enumerate(ishape))
+        )
+    return t.take_along_axis(x, index, ax)
 
 
 @rule("torch.index_select", method=True)
@@ -225,10 +234,17 @@ def _take(cx, x, index):
 @rule("torch.take_along_dim", method=True)
 def _take_along_dim(cx, x, indices, dim=None):
     t = cx.target
+    idt = cx.dtype_of(indices)
     if dim is None:
-        return t.take_along_axis(t.reshape(x, [-1]), t.reshape(indices, [-1]), 0)
+        flat = t.reshape(x, [-1])
+        i = t.reshape(indices, [-1])
+        i = t.where(t.ew("less", i, t.asarray(0, idt)), i + numel(cx, x), i)
+        return t.take_along_axis(flat, i, 0)
     rank = arg_rank(cx)
     ax = dim % rank
+    # negative positions count from the end, as in torch
+    size = t.shape(x)[ax]
+    indices = t.where(t.ew("less", indices, t.asarray(0, idt)), indices + size, indices)
     if ref_rank(cx.ref_args[1]) != rank:
         raise NotImplementedError("take_along_dim with indices of another rank")
     xs, ixs = list(t.shape(x)), list(t.shape(indices))

@@ -20,6 +20,7 @@ from .._common import (
     to_last,
 )
 from ..registry import rule
+from .indexing import index_read, index_write
 
 __all__: list[str] = []
 
@@ -161,6 +162,8 @@ def _scatter_core(cx, x, ax: int, index, src, reduce: str, include_self: bool) -
         src = t.getitem(src, tuple(slice(0, n) for n in ishape))
     pos = t.reshape(_flat_positions(cx, index, ishape, xshape, ax), [-1])
     data = t.reshape(src, [-1])
+    if reduce == "set":  # a plain write: where a position repeats, one value is kept
+        return t.reshape(t.index_update(t.reshape(x, [-1]), pos, data), out_shape)
     total = prod(xshape)
     kind = _KIND[reduce]
     seg = t.segment_reduce(kind, data, pos, total, dt)
@@ -185,7 +188,7 @@ def _scatter(cx, x, dim, index, src=None, *, value=None, reduce=None):
     s = _src_array(cx, src, index)
     x = cast_to(cx, x, cx.out_dtype())
     if reduce is None:
-        return _scatter_core(cx, x, dim % rank, index, s, "sum", False)
+        return _scatter_core(cx, x, dim % rank, index, s, "set", False)
     return _scatter_core(cx, x, dim % rank, index, s, reduce, True)
 
 
@@ -312,55 +315,22 @@ def _masked_scatter(cx, x, mask, source):
 
 @rule("torch.index_put", method=True, inplace=True)
 def _index_put(cx, x, indices, values, accumulate=False):
+    """``x[indices] = values`` as ``__setitem__`` writes it (any mix of index arrays and
+    masks, broadcast together; None is a whole dim); with ``accumulate`` every element
+    adds, repeated positions included: a segment sum over the flat positions the key
+    reads out of an iota of ``x``'s shape."""
     t, dt = cx.target, cx.out_dtype()
+    key = tuple(slice(None) if i is None else i for i in indices)
+    if not accumulate:
+        return index_write(cx, x, key, values, dt)
     shape = list(t.shape(x))
-    ref_idx = cx.ref_args[1]
-    if any(i is None for i in ref_idx):
-        raise NotImplementedError("index_put with None in the indices")
-    vals = cast_to(cx, values, dt) if is_array(values) else t.asarray(values, dt)
-    if len(ref_idx) == 1 and str(ref_idx[0].dtype) == "torch.bool":
-        mrank = ref_idx[0].dim()
-        rest = shape[mrank:]
-        mask = indices[0]
-        vrank = ref_rank(cx.ref_args[2])
-        # values broadcast to x[mask]'s shape (k, *rest): k (the count of True) is the
-        # values' own first size, or 1 to broadcast (that test is guarded)
-        if vrank <= len(rest) or (vrank == len(rest) + 1 and t.shape(vals)[0] == 1):
-            v = t.broadcast_to(vals, rest) if vrank <= len(rest) else t.squeeze(vals, 0)
-            full = t.broadcast_to(v, shape)
-        else:
-            k_shape = [t.shape(vals)[0], *rest]
-            v = t.broadcast_to(vals, k_shape)
-            flat_mask = t.reshape(mask, [-1])
-            rows = t.reshape(v, [k_shape[0], -1]) if rest else t.reshape(v, [-1])
-            picked = _mask_gather(cx, flat_mask, rows, dt)
-            full = t.reshape(picked, shape)
-        mfull = t.reshape(mask, [*shape[:mrank], *([1] * len(rest))])
-        if accumulate:
-            return x + t.where(mfull, full, t.asarray(0, dt))
-        return t.where(t.broadcast_to(mfull, shape), full, x)
-    if any(str(i.dtype) == "torch.bool" for i in ref_idx):
-        raise NotImplementedError("index_put mixing boolean and integer indices")
-    lead = len(ref_idx)
-    bshape = broadcast_shape(cx, *indices)
-    rest = shape[lead:]
-    pos = None
-    stride = 1
-    for d in reversed(range(lead)):
-        i = cast_to(cx, indices[d], "int32")
-        i = t.where(t.ew("less", i, t.asarray(0, "int32")), i + shape[d], i)
-        term = i * stride
-        pos = term if pos is None else pos + term
-        stride *= shape[d]
-    pos = t.reshape(t.broadcast_to(pos, bshape), [-1])
-    m = prod(bshape)
-    if m == 0:  # guarded
-        return x
-    data = t.reshape(t.broadcast_to(vals, bshape + rest), [m, *rest])
-    nrows = prod(shape[:lead])
-    seg = t.segment_reduce("sum", data, pos, nrows, dt)
-    count = t.segment_reduce("sum", t.full([m], 1, "int32"), pos, nrows, "int32")
-    count = t.reshape(count, [nrows] + [1] * len(rest))
-    xr = t.reshape(x, [nrows, *rest])
-    out = _combine(cx, xr, seg, count, "sum", False, bool(accumulate), dt)
-    return t.reshape(out, shape)
+    n = numel(cx, x)
+    pos = index_read(cx, t.reshape(t.arange(0, n, 1, t.canonical_dtype("int64")), shape), key)
+    pshape = list(t.shape(pos))
+    v = arr(cx, values, dt)
+    vshape = list(t.shape(v))
+    if len(vshape) > len(pshape):  # leading size-1 dims of the values dropped, as torch
+        v = t.reshape(v, vshape[len(vshape) - len(pshape) :])
+    v = t.reshape(t.broadcast_to(v, pshape), [-1])
+    seg = t.segment_reduce("sum", v, t.cast(t.reshape(pos, [-1]), "int32"), n, dt)
+    return x + t.reshape(seg, shape)

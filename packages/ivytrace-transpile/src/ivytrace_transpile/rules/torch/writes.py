@@ -25,11 +25,29 @@ __all__: list[str] = []
 _DUNDERS = {
     "__iadd__": "__add__", "__isub__": "__sub__", "__imul__": "__mul__",
     "__itruediv__": "__truediv__", "__idiv__": "__div__", "__ifloordiv__": "__floordiv__",
-    "__imod__": "__mod__", "__ipow__": "__pow__", "__imatmul__": "__matmul__",
-    "__iand__": "__and__", "__ior__": "__or__", "__ixor__": "__xor__",
-    "__ilshift__": "__lshift__", "__irshift__": "__rshift__",
+    "__imod__": "__mod__", "__ipow__": "__pow__", "__iand__": "__and__", "__ior__": "__or__",
+    "__ixor__": "__xor__", "__ilshift__": "__lshift__", "__irshift__": "__rshift__",
 }  # fmt: skip
-"""Python's augmented assignments and the operator each applies."""
+"""Python's augmented assignments on a tensor and the operator each applies."""
+
+_TORCH_INPLACE = """
+    abs_ absolute_ acos_ acosh_ add_ addbmm_ addcdiv_ addcmul_ addmm_ addmv_ addr_ arccos_
+    arccosh_ arcsin_ arcsinh_ arctan2_ arctan_ arctanh_ asin_ asinh_ atan2_ atan_ atanh_
+    baddbmm_ bitwise_and_ bitwise_left_shift_ bitwise_not_ bitwise_or_
+    bitwise_right_shift_ bitwise_xor_ ceil_ clamp_ clamp_max_ clamp_min_ clip_
+    conj_physical_ copysign_ cos_ cosh_ cumprod_ cumsum_ deg2rad_ digamma_ div_ divide_
+    eq_ erf_ erfc_ erfinv_ exp2_ exp_ expm1_ fix_ float_power_ floor_ floor_divide_ fmod_
+    frac_ gcd_ ge_ greater_ greater_equal_ gt_ heaviside_ hypot_ i0_ igamma_ igammac_
+    index_add_ index_copy_ index_fill_ index_put_ index_reduce_ lcm_ ldexp_ le_ lerp_ less_
+    less_equal_ lgamma_ log10_ log1p_ log2_ log_ logical_and_ logical_not_ logical_or_
+    logical_xor_ logit_ lt_ masked_fill_ masked_scatter_ mul_ multiply_ mvlgamma_
+    nan_to_num_ ne_ neg_ negative_ nextafter_ not_equal_ polygamma_ pow_ put_ rad2deg_
+    reciprocal_ relu_ remainder_ renorm_ round_ rsqrt_ scatter_ scatter_add_
+    scatter_reduce_ sgn_ sigmoid_ sign_ sin_ sinc_ sinh_ sqrt_ square_ sub_ subtract_
+    tan_ tanh_ tril_ triu_ true_divide_ trunc_ xlogy_
+""".split()
+"""torch.Tensor's in-place methods whose out-of-place method has the same arguments (torch
+2.x; the ones that change only the shape are :data:`_SHAPE_ONLY`)."""
 
 _SHAPE_ONLY = {
     "unsqueeze_": "unsqueeze", "squeeze_": "squeeze", "t_": "t", "transpose_": "transpose",
@@ -56,15 +74,10 @@ def _in_place(of: str):
 
 
 def _derive() -> None:
-    for name in list(TORCH_RULES):
-        if not name.startswith("torch.Tensor."):
-            continue
-        method = name.rsplit(".", 1)[-1]
-        if method.startswith("__") or method.endswith("_"):
-            continue
-        spelled = f"{name}_"
-        if spelled not in TORCH_RULES and method not in _SHAPE_ONLY.values():
-            TORCH_RULES.add(spelled, _in_place(name))
+    for method in _TORCH_INPLACE:
+        src, dst = f"torch.Tensor.{method[:-1]}", f"torch.Tensor.{method}"
+        if src in TORCH_RULES and dst not in TORCH_RULES:
+            TORCH_RULES.add(dst, _in_place(src))
     for i_op, op in _DUNDERS.items():
         src, dst = f"torch.Tensor.{op}", f"torch.Tensor.{i_op}"
         if src in TORCH_RULES and dst not in TORCH_RULES:
