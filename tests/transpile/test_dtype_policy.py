@@ -111,6 +111,14 @@ def mixed_dtypes(x):
     return m | k, k & m, m ^ True, torch.ones(size=(2, x.shape[0])), torch.complex(x, 2 * x).real
 
 
+def bool_math_and_shifts(x, idx):
+    """torch's arithmetic of bools is logical; shifts of integer tensors (<<, >>, a number
+    shifted by a tensor)."""
+    m = x > 0
+    shifted = ((idx << 2) >> 1) + (1 << (idx.abs() % 5)) + (idx >> torch.ones_like(idx))
+    return m * (x < 1), m + m, torch.maximum(m, ~m), m.max(), m.min(), shifted
+
+
 CASES = {
     "padded_causal_mask": (padded_causal_mask, lambda k: _mask_args(2 + k % 2, 5 + k, 1 + k)),
     "created": (created, lambda k: (torch.randn(3 + k, 4 + 2 * k),)),
@@ -119,6 +127,10 @@ CASES = {
         lambda k: (torch.randn(3 + k), torch.randn(3 + k), torch.randint(0, 3, (3 + k,))),
     ),
     "mixed_dtypes": (mixed_dtypes, lambda k: (torch.randn(4 + k),)),
+    "bool_math_and_shifts": (
+        bool_math_and_shifts,
+        lambda k: (torch.randn(4 + k), torch.randint(-9, 9, (2 + k,))),
+    ),
     "bits_and_tests": (
         bits_and_tests,
         lambda k: (torch.randn(4 + k), torch.randint(-9, 9, (2 + k,))),

@@ -160,8 +160,9 @@ class RuleContext:
         return t.full(list(shape), self.fill_value(value, dtype), dtype)
 
     def ew(self, name: str, *args: Any) -> Any:
-        """The target's elementwise ``name`` under the dtype policy: bitwise operations of
-        bools are the logical ones (tensorflow has no bitwise op on bool), and
+        """The target's elementwise ``name`` under the dtype policy: bitwise operations,
+        addition, multiplication, maximum and minimum of bools are the logical ones
+        (tensorflow has none of them on bool), and
         ``isfinite`` / ``isinf`` / ``isnan`` of integers and bools are constant (no
         integer is infinite or nan; tensorflow accepts only floats there)."""
         t = self.target
@@ -171,9 +172,13 @@ class RuleContext:
         if name in ("isfinite", "isinf", "isnan") and arrays and exact:
             (x,) = args
             return t.full(t.shape(x), name == "isfinite", "bool")
-        if name.startswith("bitwise_") and arrays and kinds == {"bool"}:
+        if arrays and kinds == {"bool"}:
+            # torch's arithmetic of bools is logical (True + True is True); tensorflow has
+            # no bitwise, add, multiply, maximum or minimum of bools
             logical = {"bitwise_not": "logical_not", "bitwise_and": "logical_and",
-                       "bitwise_or": "logical_or", "bitwise_xor": "logical_xor"}.get(name)  # fmt: skip
+                       "bitwise_or": "logical_or", "bitwise_xor": "logical_xor",
+                       "add": "logical_or", "multiply": "logical_and", "maximum": "logical_or",
+                       "minimum": "logical_and"}.get(name)  # fmt: skip
             if logical is not None:
                 return t.ew(logical, *args)
         return t.ew(name, *args)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import operator
 
-from .._common import binary
+from .._common import binary, cast_to, is_array
 from ..registry import TORCH_RULES, rule
 
 __all__: list[str] = []
@@ -35,6 +35,27 @@ def _bitwise_dunder(cx, a, b):
     ``RuleContext.ew``)."""
     op = cx.node.op.rsplit(".", 1)[1].strip("_")
     return binary("bitwise_" + op)(cx, a, b)
+
+
+def _shift(left: bool):
+    """``a << b`` is ``a * 2**b`` and ``a >> b`` is ``a // 2**b`` (torch's arithmetic shift
+    of signed integers), in the result's dtype."""
+
+    def r(cx, a, b):
+        t, dt = cx.target, cx.out_dtype()
+        a = cast_to(cx, a, dt) if is_array(a) else t.asarray(a, dt)
+        factor = t.ew("pow", t.asarray(2, dt), cast_to(cx, b, dt)) if is_array(b) else 2**b
+        return a * factor if left else a // factor
+
+    return r
+
+
+TORCH_RULES.add(
+    "torch.bitwise_left_shift", _shift(True), method=True, inplace=True, operator="lshift"
+)
+TORCH_RULES.add(
+    "torch.bitwise_right_shift", _shift(False), method=True, inplace=True, operator="rshift"
+)
 
 
 TORCH_RULES.add(["torch.Tensor.__rdiv__"], binary("divide", swap=True))
