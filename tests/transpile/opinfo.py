@@ -802,6 +802,7 @@ _t("log_softmax", lambda: (_s(_f32(2, 3)), _s(_f32(2, 3), axis=0)), _ref_log_sof
 
 _t("silu", _unary(), _ref_silu)
 
+_t("relu6", lambda: (_s(_f32(2, 3, low=-2.0, high=8.0)),), lambda x: np.clip(x, 0.0, 6.0))
 _t("leaky_relu", lambda: (_s(_f32(2, 3)), _s(_f32(2, 3), alpha=0.1)), _ref_leaky_relu)
 
 _t(

@@ -27,6 +27,26 @@ __all__ = ["keras_class"]
 def keras_class(cls: type, validate: bool, output_dir: Any) -> type:
     """The Keras layer class translating torch module class ``cls``."""
     import keras
+
+    namespace = _layer_methods(cls, _inner_translation(cls, validate, output_dir))
+    namespace["__module__"] = __name__
+    namespace["__doc__"] = (
+        f"{cls.__name__} translated to a Keras layer (ivytrace_transpile.classes)."
+    )
+    for attr in ("translation", "compiled", "graph", "source_code"):
+        namespace[attr] = _delegate(attr)
+    return type(f"TF{cls.__name__}", (keras.layers.Layer,), namespace)
+
+
+def _delegate(attr: str) -> property:
+    return property(
+        lambda self: getattr(self._translated, attr),
+        doc=f"The inner translation's ``{attr}``.",
+    )
+
+
+def _inner_translation(cls: type, validate: bool, output_dir: Any) -> type:
+    """The class of the lazy translation inside one layer of ``cls``."""
     import tensorflow as tf
 
     from .api import TranslatedCallable
@@ -54,12 +74,20 @@ def keras_class(cls: type, validate: bool, output_dir: Any) -> type:
                 k: (tf.convert_to_tensor(own[k]) if k in own else v) for k, v in tr.params.items()
             }
 
+    return _Translated
+
+
+def _layer_methods(cls: type, translated: type) -> dict[str, Any]:
+    """The methods of the Keras layer class translating ``cls``, whose calls go through an
+    instance of ``translated`` (:func:`_inner_translation`)."""
+    import keras
+
     def __init__(self: Any, *ctor_args: Any, **ctor_kwargs: Any) -> None:
         keras.layers.Layer.__init__(self, name=snake_name(cls.__name__))
         module = cls(*ctor_args, **ctor_kwargs)  # torch draws the weights
         module.eval()
         self._module = module
-        self._translated = _Translated(self, module)
+        self._translated = translated(self, module)
         self.params = {}
 
     def make_variables(self: Any) -> None:
@@ -99,22 +127,11 @@ def keras_class(cls: type, validate: bool, output_dir: Any) -> type:
         of the variables."""
         return self._translated.save(directory, name)
 
-    def _delegate(attr: str) -> property:
-        return property(
-            lambda self: getattr(self._translated, attr),
-            doc=f"The inner translation's ``{attr}``.",
-        )
-
-    namespace = {
+    return {
         "__init__": __init__,
         "__call__": __call__,
         "build": build,
         "call": call,
         "make_variables": make_variables,
         "save": save,
-        "__module__": __name__,
-        "__doc__": f"{cls.__name__} translated to a Keras layer (ivytrace_transpile.classes).",
     }
-    for attr in ("translation", "compiled", "graph", "source_code"):
-        namespace[attr] = _delegate(attr)
-    return type(f"TF{cls.__name__}", (keras.layers.Layer,), namespace)

@@ -13,14 +13,17 @@ them:
   ops, reductions over axes that can be renamed, constant paddings that can be permuted)
   when every user of the transpose takes it, so that it meets the next inverse transpose.
 
-What an op allows is looked up in :data:`LAYOUT_RULES` by the target op name. Pure
+What an op allows is looked up in :data:`LAYOUT_RULES` by the target op name, built from
+the op table's categories (elementwise, activation, reduction) and the targets' own
+transpose and identity ops. Pure
 ``Graph -> Graph``; the graph's values keep their ids, so the user's outputs are the same
 values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from ivytrace_ir import (
@@ -35,55 +38,51 @@ from ivytrace_ir import (
     iter_arg_leaves,
     map_arg,
 )
+from ivytrace_ir.opfacts import BUILTIN_DUNDERS, OPERATORS
 from ivytrace_passes import PassOutcome, graph_pass, prune
+
+from .optable import OPS, unique_ops
+from .targets import TARGET_CLASSES
 
 __all__ = ["LAYOUT_RULES", "TRANSPOSE_OPS", "count_transposes", "optimize_transposes"]
 
-TRANSPOSE_OPS = frozenset({"tensorflow.transpose", "jax.numpy.transpose"})
-"""Op names of a transpose ``(x, perm)``: the targets whose rules write channels-last
-regions between transposes."""
+_CHANNELS_LAST = [c for c in TARGET_CLASSES.values() if c.writes_channels_last]
 
-_IDENTITY = {
-    "tensorflow.transpose": "tensorflow.identity",
-    "jax.numpy.transpose": "jax.numpy.asarray",
-}
+TRANSPOSE_OPS = frozenset(c.transpose_op for c in _CHANNELS_LAST)
+"""Op names of a transpose ``(x, perm)``: the targets whose rules write channels-last
+regions between transposes (their ``Target.transpose_op``)."""
+
+_IDENTITY = MappingProxyType({c.transpose_op: c.identity_op for c in _CHANNELS_LAST})
 """Transpose op -> the same framework's identity, for a cancelled pair whose result is a
 graph output."""
 
-_TF_UNARY_NAMES = (
-    "relu relu6 sigmoid tanh exp log sqrt rsqrt abs negative floor ceil sign square erf "
-    "softplus elu selu gelu silu log1p expm1 sin cos reciprocal round logical_not is_nan "
-    "is_finite is_inf"
-).split()
-"""TensorFlow's further spellings (``tf.nn.*``, ``tf.math.*``) of pointwise ops."""
+_BACKENDS = tuple(c.name for c in _CHANNELS_LAST)
 
-_POINTWISE_NN = ("relu", "gelu", "silu", "leaky_relu")
-"""Ops of the op table's ``nn`` category that act on each element alone."""
 
-_DUNDERS = (
-    "add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv pow rpow and or ge gt "
-    "le lt neg abs"
-).split()
-"""Array-class operators that act elementwise (``x + y``, ``-x``)."""
+def _table_names(*categories: str) -> frozenset[str]:
+    """The native names, on the channels-last targets, of the op table's ops of
+    ``categories``."""
+    return frozenset(
+        n
+        for op in unique_ops()
+        if op.category in categories
+        for b in _BACKENDS
+        for n in op.native_names(b)
+    )
 
 
 def _pointwise_names() -> frozenset[str]:
     """Every target name of an op that acts on each element alone: the op table's
-    elementwise ops and pointwise activations, the array classes' operators, and
-    TensorFlow's further spellings."""
-    from .optable import unique_ops
-
-    names = {
-        n
-        for op in unique_ops()
-        if op.category == "elementwise" or op.name in _POINTWISE_NN
-        for b in ("tensorflow", "jax")
-        for n in op.native_names(b)
+    elementwise ops and activations, casts (the table's ``astype``), and the array classes'
+    Python operators (``opfacts.OPERATORS``, but ``@`` and ``in``) and ``abs``."""
+    names = set(_table_names("elementwise", "activation"))
+    names.update(n for b in _BACKENDS for n in OPS["astype"].native_names(b))
+    dunders = {
+        d for o in OPERATORS if o.symbol not in ("@", "in") for d in (o.dunder, o.reflected) if d
     }
-    classes = (ADAPTERS[fw].array_class for fw in ("tensorflow", "jax"))
-    names.update(f"{cls}.__{d}__" for cls in classes for d in _DUNDERS)
-    names.update(f"tensorflow.{m}.{n}" for m in ("math", "nn") for n in _TF_UNARY_NAMES)
-    names.update(("tensorflow.math.squared_difference", "tensorflow.cast"))
+    dunders.update(d for d, fn in BUILTIN_DUNDERS.items() if fn == "abs")
+    classes = (ADAPTERS[b].array_class for b in _BACKENDS)
+    names.update(f"{cls}.{d}" for cls in classes for d in dunders)
     return frozenset(names)
 
 
@@ -101,7 +100,8 @@ def _reduce_rule(node: Node, perm: Sequence[int]) -> tuple[tuple[Any, ...], dict
     kw = dict(node.kwargs)
     args = list(node.args)
     axis = kw.get("axis", args[1] if len(args) > 1 else None)
-    positional = len(args) > 2 and node.op.startswith("tensorflow.")  # jax: args[2] is dtype
+    # tensorflow's reduce_*(x, axis, keepdims); jax's args[2] is dtype, cumsum's exclusive
+    positional = len(args) > 2 and node.op.rsplit(".", 1)[1].startswith("reduce_")
     keep = kw.get("keepdims", args[2] if positional else False)
     if keep is not True or axis is None or isinstance(axis, Value):
         return None
@@ -139,14 +139,15 @@ def _flat(x: Any) -> list[Any]:
     return [x]
 
 
-LAYOUT_RULES: dict[str, LayoutRule] = {
-    **dict.fromkeys(_pointwise_names(), _same_args),
-    **{f"tensorflow.math.reduce_{k}": _reduce_rule for k in ("mean", "sum", "max", "min")},
-    **{f"jax.numpy.{k}": _reduce_rule for k in ("mean", "sum", "max", "min")},
-    "tensorflow.pad": _pad_rule,
-}
+LAYOUT_RULES: Mapping[str, LayoutRule] = MappingProxyType(
+    {
+        **dict.fromkeys(_pointwise_names(), _same_args),
+        **dict.fromkeys(_table_names("reduction"), _reduce_rule),
+        **{n: _pad_rule for n in OPS["pad"].native_names("tensorflow")},
+    }
+)
 """Target op -> how to rewrite it for transposed inputs (ops that do not care about
-layout). Ops missing here stop a transpose."""
+layout), from the op table's categories. Ops missing here stop a transpose."""
 
 
 def count_transposes(graph: Graph) -> int:
@@ -194,111 +195,134 @@ def optimize_transposes(graph: Graph) -> PassOutcome:
     """Cancel transposes and push them through layout-agnostic ops (see the module doc)."""
     before = count_transposes(graph)
     nodes = list(graph.nodes)
-    next_id = 1 + max(
-        [v.id for n in nodes for v in n.outputs]
-        + [v.id for v in graph.inputs]
-        + [e.value.id for e in graph.externals]
-        + [-1]
-    )
+    ids = [v.id for n in nodes for v in n.outputs] + [v.id for v in graph.inputs]
+    next_id = 1 + max([*ids, *(e.value.id for e in graph.externals), -1])
     for _ in range(64):  # each sweep moves every movable transpose one op down
-        changed = False
-        producer = {v.id: i for i, n in enumerate(nodes) for v in n.outputs}
-        users: dict[int, list[int]] = {}
-        for i, n in enumerate(nodes):
-            for v in n.inputs():
-                users.setdefault(v.id, []).append(i)
-        out_ids = {o.id for o in graph.outputs if isinstance(o, Value)}
-        new_nodes: dict[int, list[Node]] = {}
-        for i, n in enumerate(nodes):
-            if n.op not in TRANSPOSE_OPS or i in new_nodes:
-                continue
-            perm = _perm_of(n)
-            src = n.args[0]
-            if perm is None or not isinstance(src, Value):
-                continue
-            # transpose of a transpose: compose
-            j = producer.get(src.id)
-            if j is not None and nodes[j].op in TRANSPOSE_OPS and _perm_of(nodes[j]) is not None:
-                inner = _perm_of(nodes[j])
-                comp = [inner[p] for p in perm]
-                inner_src = nodes[j].args[0]
-                if comp == list(range(len(comp))):
-                    new_nodes[i] = [
-                        Node(_IDENTITY[n.op], (inner_src,), (), n.outputs, n.out_tree, n.meta)
-                    ]
-                else:
-                    new_nodes[i] = [
-                        Node(n.op, (inner_src, comp), (), n.outputs, n.out_tree, n.meta)
-                    ]
-                changed = True
-                continue
-            # push down through every user, if every user allows it
-            out = n.outputs[0]
-            us = users.get(out.id, [])
-            if not us or out.id in out_ids or any(u in new_nodes for u in us):
-                continue
-            plans = []
-            for u in us:
-                un = nodes[u]
-                if un.op in TRANSPOSE_OPS:
-                    plans.append((u, None))
-                    continue
-                lrule = LAYOUT_RULES.get(un.op)
-                if lrule is None or len(un.outputs) != 1:
-                    break
-                ok = not _reads_array_constant(graph, un)
-                for a in un.inputs():
-                    if a.id == out.id or _is_scalar(a):
-                        continue
-                    k = producer.get(a.id)
-                    if k is None or nodes[k].op not in TRANSPOSE_OPS or _perm_of(nodes[k]) != perm:
-                        ok = False
-                        break
-                if not ok:
-                    break
-                rewritten = lrule(un, perm)
-                if rewritten is None:
-                    break
-                plans.append((u, rewritten))
-            else:
-                for u, rewritten in plans:
-                    if rewritten is None:
-                        continue  # a transpose user composes with this one next sweep
-                    un = nodes[u]
-                    args, kw = rewritten
-
-                    def untrans(a: Any, producer=producer, nodes=nodes) -> Any:
-                        if isinstance(a, Value) and not _is_scalar(a):
-                            return nodes[producer[a.id]].args[0]
-                        return a
-
-                    args = map_arg(args, untrans)
-                    kw = {k: map_arg(v, untrans) for k, v in kw.items()}
-                    res = un.outputs[0]
-                    inner = Value(next_id, _permuted(res.spec, perm))
-                    next_id += 1
-                    new_nodes[u] = [
-                        Node(un.op, tuple(args), tuple(kw.items()), (inner,), un.out_tree, un.meta),
-                        Node(
-                            n.op,
-                            (inner, list(perm)),
-                            (),
-                            (res,),
-                            n.out_tree,
-                            NodeMeta(source=un.meta.source, scope=un.meta.scope),
-                        ),
-                    ]
-                if any(r is not None for _, r in plans):
-                    changed = True
-        if not changed:
+        sweep = _Sweep(graph, nodes, next_id)
+        if not sweep.run():
             break
-        nodes = [m for i, n in enumerate(nodes) for m in new_nodes.get(i, [n])]
+        next_id = sweep.next_id
+        nodes = [m for i, n in enumerate(nodes) for m in sweep.new_nodes.get(i, [n])]
         nodes = _drop_identities(graph, nodes)
         graph = prune(graph.replace(nodes=tuple(nodes)))
         nodes = list(graph.nodes)
     result = graph.replace(nodes=tuple(nodes))
     after = count_transposes(result)
     return PassOutcome(result, f"transposes {before} -> {after}")
+
+
+class _Sweep:
+    """One sweep over the nodes: each transpose is composed with the transpose that made
+    its input, or moved below its users when every user allows it (``new_nodes``: node
+    index -> the nodes that replace it)."""
+
+    def __init__(self, graph: Graph, nodes: list[Node], next_id: int) -> None:
+        self.graph, self.nodes, self.next_id = graph, nodes, next_id
+        self.producer = {v.id: i for i, n in enumerate(nodes) for v in n.outputs}
+        self.users: dict[int, list[int]] = {}
+        for i, n in enumerate(nodes):
+            for v in n.inputs():
+                self.users.setdefault(v.id, []).append(i)
+        self.out_ids = {o.id for o in graph.outputs if isinstance(o, Value)}
+        self.new_nodes: dict[int, list[Node]] = {}
+
+    def run(self) -> bool:
+        """Rewrite what this sweep can; whether anything changed."""
+        changed = False
+        for i, n in enumerate(self.nodes):
+            if n.op not in TRANSPOSE_OPS or i in self.new_nodes:
+                continue
+            perm = _perm_of(n)
+            if perm is None or not isinstance(n.args[0], Value):
+                continue
+            composed = self._compose(n, perm)
+            if composed is not None:
+                self.new_nodes[i] = [composed]
+                changed = True
+            elif self._push_down(n, perm):
+                changed = True
+        return changed
+
+    def _compose(self, n: Node, perm: list[int]) -> Node | None:
+        """A transpose of a transpose as one transpose, or an identity when they cancel."""
+        j = self.producer.get(n.args[0].id)
+        if j is None or self.nodes[j].op not in TRANSPOSE_OPS:
+            return None
+        inner = _perm_of(self.nodes[j])
+        if inner is None:
+            return None
+        comp = [inner[p] for p in perm]
+        inner_src = self.nodes[j].args[0]
+        if comp == list(range(len(comp))):
+            return Node(_IDENTITY[n.op], (inner_src,), (), n.outputs, n.out_tree, n.meta)
+        return Node(n.op, (inner_src, comp), (), n.outputs, n.out_tree, n.meta)
+
+    def _plans(self, out: Value, perm: list[int]) -> list[tuple[int, Any]] | None:
+        """For each user of the transpose's result ``out``: its index and its arguments for
+        the untransposed inputs (``None`` for a transpose user, which composes with this one
+        next sweep); ``None`` when some user does not allow the move."""
+        us = self.users.get(out.id, [])
+        if not us or out.id in self.out_ids or any(u in self.new_nodes for u in us):
+            return None
+        plans: list[tuple[int, Any]] = []
+        for u in us:
+            un = self.nodes[u]
+            if un.op in TRANSPOSE_OPS:
+                plans.append((u, None))
+                continue
+            lrule = LAYOUT_RULES.get(un.op)
+            if lrule is None or len(un.outputs) != 1 or not self._inputs_agree(un, out, perm):
+                return None
+            rewritten = lrule(un, perm)
+            if rewritten is None:
+                return None
+            plans.append((u, rewritten))
+        return plans
+
+    def _inputs_agree(self, un: Node, out: Value, perm: list[int]) -> bool:
+        """Whether every array input of ``un`` is ``out`` or transposed by the same ``perm``
+        (scalars aside), and ``un`` reads no constant array."""
+        if _reads_array_constant(self.graph, un):
+            return False
+        for a in un.inputs():
+            if a.id == out.id or _is_scalar(a):
+                continue
+            k = self.producer.get(a.id)
+            if k is None or self.nodes[k].op not in TRANSPOSE_OPS:
+                return False
+            if _perm_of(self.nodes[k]) != perm:
+                return False
+        return True
+
+    def _push_down(self, n: Node, perm: list[int]) -> bool:
+        """Move transpose ``n`` below all its users, if every user allows it."""
+        plans = self._plans(n.outputs[0], perm)
+        if plans is None:
+            return False
+        for u, rewritten in plans:
+            if rewritten is not None:
+                self.new_nodes[u] = self._moved(n, self.nodes[u], perm, rewritten)
+        return any(r is not None for _, r in plans)
+
+    def _moved(self, n: Node, un: Node, perm: list[int], rewritten: Any) -> list[Node]:
+        """User ``un`` on the untransposed inputs, then transpose ``n`` of its result."""
+
+        def untrans(a: Any) -> Any:
+            if isinstance(a, Value) and not _is_scalar(a):
+                return self.nodes[self.producer[a.id]].args[0]
+            return a
+
+        args, kw = rewritten
+        args = map_arg(args, untrans)
+        kw = {k: map_arg(v, untrans) for k, v in kw.items()}
+        res = un.outputs[0]
+        inner = Value(self.next_id, _permuted(res.spec, perm))
+        self.next_id += 1
+        meta = NodeMeta(source=un.meta.source, scope=un.meta.scope)
+        return [
+            Node(un.op, tuple(args), tuple(kw.items()), (inner,), un.out_tree, un.meta),
+            Node(n.op, (inner, list(perm)), (), (res,), n.out_tree, meta),
+        ]
 
 
 def _drop_identities(graph: Graph, nodes: list[Node]) -> list[Node]:

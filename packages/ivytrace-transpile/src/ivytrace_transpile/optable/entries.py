@@ -150,6 +150,7 @@ _UNARY_ALSO = {
                    numpy=("numpy.ndarray.__neg__",)),
     "abs": _m(torch=("torch.absolute", "torch.Tensor.__abs__")),
     "exp": _m(torch=("torch.Tensor.exp",)),
+    "tanh": _m(tensorflow=("tensorflow.nn.tanh",)),
 }  # fmt: skip
 
 for _name, (_t, _tf, _j, _n) in _UNARY.items():
@@ -487,14 +488,14 @@ _op(
 )
 _op(
     "relu",
-    "nn",
+    "activation",
     _natives("torch.relu", "tensorflow.nn.relu", "jax.nn.relu", None),
     also=_m(torch=("torch.nn.functional.relu",)),
     doc="max(x, 0).",
 )
 _op(
     "gelu",
-    "nn",
+    "activation",
     _natives("torch.nn.functional.gelu", "tensorflow.nn.gelu", "jax.nn.gelu", None),
     doc="Gaussian error linear unit (exact unless approximate=True).",
 )
@@ -514,17 +515,24 @@ _op(
 )
 _op(
     "silu",
-    "nn",
+    "activation",
     _natives("torch.nn.functional.silu", "tensorflow.nn.silu", "jax.nn.silu", None),
     doc="x * sigmoid(x).",
 )
 _op(
     "leaky_relu",
-    "nn",
+    "activation",
     _natives(
         "torch.nn.functional.leaky_relu", "tensorflow.nn.leaky_relu", "jax.nn.leaky_relu", None
     ),
     doc="x if x > 0 else alpha * x (alpha defaults to 0.2, as in Ivy).",
+)
+_op(
+    "relu6",
+    "activation",
+    _natives("torch.nn.functional.relu6", "tensorflow.nn.relu6", "jax.nn.relu6", None),
+    frontend=False,
+    doc="min(max(x, 0), 6).",
 )
 _op(
     "linear",

@@ -13,9 +13,14 @@ BACKENDS = ("torch", "tensorflow", "jax", "numpy")
 """The backends the table maps ops to."""
 
 CATEGORIES = frozenset(
-    {"creation", "elementwise", "reduction", "linalg", "manipulation", "nn", "random"}
-)
-"""The categories an op may belong to."""
+    {"creation", "elementwise", "activation", "reduction", "linalg", "manipulation", "nn",
+     "random"}
+)  # fmt: skip
+"""The categories an op may belong to: ``elementwise`` (an op per element, the targets'
+``ew`` primitives), ``activation`` (the nets' nonlinearities: also one value per element),
+``reduction`` (over axes, ``axis`` and ``keepdims``), and the rest. The layout pass reads
+them: a transpose moves through elementwise ops and activations, and renames a reduction's
+axes."""
 
 EMPTY: Mapping[str, tuple[str, ...]] = MappingProxyType({})
 """An empty backend -> names mapping (read-only)."""

@@ -5,21 +5,34 @@ each), and :mod:`.numpy`, :mod:`.jax` and :mod:`.tensorflow` implement it."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from .base import Target, native, remembering_transposes
 from .jax import JaxTarget
 from .numpy import NumpyTarget
 from .tensorflow import TensorFlowTarget
 
-__all__ = ["TARGETS", "Target", "get_target", "native", "remembering_transposes"]
+__all__ = [
+    "TARGETS",
+    "TARGET_CLASSES",
+    "Target",
+    "get_target",
+    "native",
+    "remembering_transposes",
+]
 
 
-_CLASSES = {"tensorflow": TensorFlowTarget, "jax": JaxTarget, "numpy": NumpyTarget}
+TARGET_CLASSES: Mapping[str, type[Target]] = MappingProxyType(
+    {"tensorflow": TensorFlowTarget, "jax": JaxTarget, "numpy": NumpyTarget}
+)
+"""Target name -> its class (whose class attributes say its transpose and identity ops
+without importing the framework)."""
 
 
 def _make(name: str) -> Target:
-    if name in _CLASSES:
-        return _CLASSES[name]()
+    if name in TARGET_CLASSES:
+        return TARGET_CLASSES[name]()
     raise ValueError(f"unknown target {name!r}; choose one of {', '.join(TARGETS)}")
 
 

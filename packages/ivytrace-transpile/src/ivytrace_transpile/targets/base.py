@@ -80,6 +80,14 @@ class Target:
     transpose_op: str = ""
     """The target's ``transpose(x, perm)``, which channels-last regions are made with."""
 
+    identity_op: str = ""
+    """The target's identity function: a cancelled pair of transposes whose result is a
+    graph output is written as it."""
+
+    writes_channels_last: bool = False
+    """Whether its convolutions, pooling and per-channel affine maps are written
+    channels-last between transposes (which the layout pass then cancels)."""
+
     def relayout(self, x: Any, perm: Sequence[int]) -> Any:
         """``x`` transposed by ``perm``; inside :func:`remembering_transposes`, an array
         already at hand when there is one: the input of the transpose that made ``x`` when

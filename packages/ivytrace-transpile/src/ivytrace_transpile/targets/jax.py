@@ -27,6 +27,9 @@ class JaxTarget(ArrayNamespaceTarget):
 
     name = "jax"
     namespace = "jax.numpy"
+    transpose_op = "jax.numpy.transpose"
+    identity_op = "jax.numpy.asarray"
+    writes_channels_last = True
 
     def __init__(self) -> None:
         # Imported now, so the tracer wraps them when a translation starts recording.

@@ -28,7 +28,6 @@ class ArrayNamespaceTarget(Target):
 
     def __init__(self, xp: Any) -> None:
         self.xp = xp
-        self.transpose_op = f"{self.namespace}.transpose"
 
     def dtype(self, dtype: str) -> Any:
         if dtype == "bool":
@@ -218,6 +217,8 @@ class NumpyTarget(ArrayNamespaceTarget):
 
     name = "numpy"
     namespace = "numpy"
+    transpose_op = "numpy.transpose"
+    identity_op = "numpy.asarray"
 
     def __init__(self) -> None:
         import numpy as np

@@ -35,6 +35,8 @@ class TensorFlowTarget(Target):
 
     name = "tensorflow"
     transpose_op = "tensorflow.transpose"
+    identity_op = "tensorflow.identity"
+    writes_channels_last = True
 
     def __init__(self) -> None:
         import tensorflow as tf
@@ -385,8 +387,6 @@ class TensorFlowTarget(Target):
         return super().softmax(x, axis)
 
     def reduce(self, kind: str, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-        if kind in ("max", "min") and x.dtype == self.tf.bool:  # tensorflow: no max of bools
-            kind = "any" if kind == "max" else "all"
         fn = getattr(self.tf.math, "reduce_" + kind)
         if isinstance(axis, tuple):
             axis = list(axis)
