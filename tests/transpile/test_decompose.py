@@ -208,3 +208,17 @@ def test_an_in_place_aten_overload_is_a_mutation(target):
     assert node.meta.mutates == (0,)
     tc = ivy.transpile(f, target=target, args=(torch.randn(3, 4),))
     _same(f, tc, target, torch.randn(5, 2))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_assert_async_is_checked_on_every_call(target):
+    def f(x):
+        torch._assert_async((x > 0).all())
+        return x.log()
+
+    tc = ivy.transpile(f, target=target, args=(torch.rand(3) + 0.1,))
+    _same(f, tc, target, torch.rand(5) + 0.1)
+    tgt = it.get_target(target)
+    with pytest.raises(GuardFailure) as info:  # torch raises here too
+        tc(to_target(torch.tensor([1.0, -2.0]), tgt))
+    assert "_assert_async" in str(info.value)

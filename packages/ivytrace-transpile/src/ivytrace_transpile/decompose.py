@@ -152,7 +152,7 @@ class _WithFallback(Mapping[str, Any]):
         hit = self._rules.get(name)
         if hit is not None:
             return hit
-        if name.startswith("torch.ops.aten."):
+        if name.startswith(("torch.ops.aten.", "torch._")):
             from .rules.torch.aten import aten_rule
 
             rule = aten_rule(name, self._rules)

@@ -178,8 +178,27 @@ def _torch_name(packet: str, overload: str, rules: Mapping[str, Any]) -> str | N
     return next((c for c in cands if c in rules), None)
 
 
+def _assert_async(cx, cond, msg=None):
+    """``torch._assert_async(cond)``: torch raises when ``cond`` is false; the translation
+    checks it on every call too (``bool`` of the target array: a guard on its value, which
+    ``tf.function`` and ``jax.jit`` keep as an assert / host callback)."""
+    bool(cond)
+    return None
+
+
+_PRIVATE: Mapping[str, Callable[..., Any]] = {
+    "torch._assert_async": _assert_async,
+    "torch.ops.aten._assert_async.default": _assert_async,
+    "torch.ops.aten._assert_async.msg": _assert_async,
+}
+"""Private torch functions and aten ops whose meaning is a check, not a computation."""
+
+
 def aten_rule(name: str, rules: Mapping[str, Any]) -> Callable[..., Any] | None:
-    """The rule of aten overload ``name`` (``torch.ops.aten.add.Tensor``), or ``None``."""
+    """The rule of aten overload ``name`` (``torch.ops.aten.add.Tensor``) or of a private
+    torch function listed in ``_PRIVATE``, or ``None``."""
+    if name in _PRIVATE:
+        return _PRIVATE[name]
     parts = name.split(".")
     if parts[:3] != ["torch", "ops", "aten"] or len(parts) not in (4, 5):
         return None
