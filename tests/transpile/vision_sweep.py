@@ -321,10 +321,12 @@ def sweep(
     targets: Iterable[str] = TARGETS,
     *,
     names: Iterable[str] | None = None,
+    chunk: tuple[int, int] | None = None,
     jsonl: str | Path | None = None,
 ) -> Iterator[Any]:
-    """Verdicts function by function (all, or the ``names`` given as labels such as
-    ``F.rotate``), each appended to ``jsonl`` as it comes."""
+    """Verdicts function by function (all, the ``names`` given as labels such as
+    ``F.rotate``, or every ``chunk[1]``-th from ``chunk[0]``), each appended to ``jsonl``
+    as it comes."""
     import torch
 
     import ivytrace  # noqa: F401 - installs the triton/tensorflow LLVM fix before both load
@@ -337,7 +339,10 @@ def sweep(
     wanted = set(names) if names else None
     out = open(jsonl, "a") if jsonl else None
     try:
-        for label, fn in functions():
+        chosen = functions()
+        if chunk is not None:
+            chosen = chosen[chunk[0] :: chunk[1]]
+        for label, fn in chosen:
             if wanted is not None and label not in wanted:
                 continue
             for t in targets:
