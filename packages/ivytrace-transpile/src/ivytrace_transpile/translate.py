@@ -542,7 +542,7 @@ def translate_graph(
         from .layout import optimize_transposes
 
         clean = run_pipeline(clean, [optimize_transposes])
-    clean, params = fold_params(clean, params)
+    clean, params = fold_params(clean, params, _stager(target))
     return Translation(clean, params, graph, checks, target, res.output)
 
 
@@ -550,7 +550,9 @@ _LAYOUT_OPS = frozenset({"transpose", "reshape", "expand_dims", "squeeze", "perm
 """Ops that only rearrange an array's elements (last part of the op name)."""
 
 
-def fold_params(graph: Graph, params: dict[str, Any]) -> tuple[Graph, dict[str, Any]]:
+def fold_params(
+    graph: Graph, params: dict[str, Any], stage: Callable[[Any], Any] = lambda f: f
+) -> tuple[Graph, dict[str, Any]]:
     """Weights stored in the layout the target uses them in, converted once here instead of
     on every call: a parameter read only by a rearrangement of it alone (a conv kernel's
     OIHW -> HWIO transpose, a linear weight's transpose) is replaced by that rearrangement,
@@ -567,6 +569,7 @@ def fold_params(graph: Graph, params: dict[str, Any]) -> tuple[Graph, dict[str, 
             users[v.id].append(i)
     dropped: set[int] = set()
     subst: dict[int, Value] = {}  # folded node output -> the parameter input now holding it
+    chains: dict[str, list[tuple[Node, int]]] = {}  # key -> the rearrangements, in order
     for k, key in enumerate(params):
         p = inputs[k]
         while True:  # along a chain: transpose, then reshape, ...
@@ -584,7 +587,7 @@ def fold_params(graph: Graph, params: dict[str, Any]) -> tuple[Graph, dict[str, 
                 or any(v.id != p.id for v in n.inputs())
             ):
                 break
-            params[key] = call_node(n, {p.id: params[key]}, graph.constants)
+            chains.setdefault(key, []).append((n, p.id))
             out = n.outputs[0]
             dropped.add(us[0])
             p = Value(inputs[k].id, out.spec)
@@ -593,12 +596,34 @@ def fold_params(graph: Graph, params: dict[str, Any]) -> tuple[Graph, dict[str, 
             users[p.id] = users.get(out.id, [])
     if not dropped:
         return graph, params
+
+    def rearrange(arrays: dict[str, Any]) -> dict[str, Any]:
+        out = {}
+        for key, x in arrays.items():
+            for n, vid in chains[key]:
+                x = call_node(n, {vid: x}, graph.constants)
+            out[key] = x
+        return out
+
+    # all at once, as one staged program where the target compiles each op it runs eagerly
+    # (jax: one compilation instead of one per weight shape)
+    params.update(stage(rearrange)({key: params[key] for key in chains}))
     # every folded value, and the parameter itself, now reads as the updated input
     final = {v.id: v for v in inputs[: len(params)]}
     subst = {old: final[v.id] for old, v in subst.items()} | final
     nodes = tuple(substitute_node(n, subst) for i, n in enumerate(nodes) if i not in dropped)
     outputs = tuple(substitute(o, subst) for o in graph.outputs)
     return graph.replace(inputs=tuple(inputs), nodes=tuple(nodes), outputs=tuple(outputs)), params
+
+
+def _stager(target: str) -> Callable[[Any], Any]:
+    """How to run a function of target arrays as one program: ``jax.jit`` for jax, whose
+    eager dispatch compiles every op for every shape; as it is elsewhere."""
+    if target == "jax":
+        import jax
+
+        return jax.jit
+    return lambda f: f
 
 
 def _check_no_unrecorded(graph: Graph, allowed: Any, target: str) -> None:
