@@ -222,3 +222,27 @@ def test_assert_async_is_checked_on_every_call(target):
     with pytest.raises(GuardFailure) as info:  # torch raises here too
         tc(to_target(torch.tensor([1.0, -2.0]), tgt))
     assert "_assert_async" in str(info.value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["tensorflow", "jax"])
+def test_wav2vec2_with_its_weight_norm_translates(target):
+    # wav2vec2's positional convolution calls torch._weight_norm (issue 16: "cannot be
+    # named"); it is reached through PyTorch's decomposition
+    from transformers import Wav2Vec2Config, Wav2Vec2Model
+
+    cfg = Wav2Vec2Config(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37,
+        conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = Wav2Vec2Model(cfg).eval()
+    tc = ivy.transpile(model, target=target, args=(torch.randn(1, 800),))
+    assert "torch._weight_norm" in _ops(tc.translation.source)
+    x = torch.randn(2, 1000)  # another batch size and length
+    out = tc(to_target(x, it.get_target(target)))
+    got = out["last_hidden_state"] if isinstance(out, dict) else out[0]
+    with torch.no_grad():
+        want = model(x).last_hidden_state
+    np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-4, atol=1e-5)
