@@ -272,3 +272,40 @@ def test_indexing_jits_on_jax():
     jitted = jax.jit(lambda *a: t(*a))
     got = np.asarray(jitted(*[to_target(a, tgt) for a in args]))
     np.testing.assert_allclose(got, two_arrays(*args).numpy(), rtol=1e-6)
+
+
+def longformer_chunk(x):
+    # transformers' Longformer _chunk: overlapping windows by as_strided on x's strides
+    b, n, d = x.shape
+    w = 2
+    x = x.view(b, n // (2 * w), 2 * w, d)
+    size = list(x.size())
+    size[1] = size[1] * 2 - 1
+    stride = list(x.stride())
+    stride[1] = stride[1] // 2
+    return x.as_strided(size=size, stride=stride).sum(-1)
+
+
+def strides_of_transposed(x):
+    y = x.transpose(0, 1)  # strides (1, n) of a (m, n) tensor
+    s0, s1 = y.stride()
+    return torch.as_strided(y, (2, 2), (s0, s1)) * s1
+
+
+def as_strided_transposed(x):
+    y = x.t()  # dense, memory order (1, 0)
+    return torch.as_strided(y, (2, 2), (1, 2), 1)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_as_strided_reads(target):
+    tgt = get_target(target)
+    for fn, example, other in (
+        (longformer_chunk, R(2, 8, 3), R(3, 12, 3)),
+        (as_strided_transposed, R(3, 4), R(3, 4)),
+        (strides_of_transposed, R(3, 4), R(5, 6)),
+    ):
+        t = ivy.transpile(fn, target=target, args=(example.clone(),))
+        for x in (example, other):
+            got = np.asarray(t(to_target(x, tgt)))
+            np.testing.assert_allclose(got, fn(x).numpy(), rtol=1e-5, atol=1e-5)

@@ -279,3 +279,60 @@ def _masked_select(cx, x, mask):
     shape = broadcast_shape(cx, x, mask)
     return t.boolean_mask(t.reshape(t.broadcast_to(x, shape), [-1]),
                           t.reshape(t.broadcast_to(mask, shape), [-1]))  # fmt: skip
+
+
+@rule("torch.as_strided", method=True)
+def _as_strided(cx, x, size, stride, storage_offset=None):
+    """The elements of torch's memory at ``offset + sum(i_k * stride_k)``: ``x`` laid out in
+    its memory order (dims by decreasing stride) and flattened is that memory when ``x``
+    fills it without gaps (checked on the example's tensor); positions are computed from the
+    tracked sizes and strides, one ``take``."""
+    t = cx.target
+    ref = cx.ref_args[0]
+    rank = ref.dim()
+    order = sorted(range(rank), key=lambda d: (-ref.stride(d), d))
+    want = 1
+    for d in reversed(order):  # dense: each stride the product of the sizes inside it
+        if ref.shape[d] != 1 and ref.stride(d) != want:
+            raise NotImplementedError(
+                "as_strided of a tensor with gaps in its memory (a slice, an expanded "
+                "view): call .contiguous() first"
+            )
+        want *= ref.shape[d]
+    mem = t.transpose(x, order) if order != list(range(rank)) else x
+    mem = t.reshape(mem, [-1])
+    idt = t.canonical_dtype("int64")
+    size, stride = list(size), list(stride)
+    pos: Any = None
+    for k, (n, s) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[k] = n
+        term = t.reshape(t.arange(0, n, 1, idt) * s, shape)
+        pos = term if pos is None else pos + term
+    if storage_offset is not None:
+        off = storage_offset - ref.storage_offset()
+        pos = off if pos is None else pos + off
+    if pos is None:  # a 0-d result
+        return t.reshape(t.getitem(mem, slice(0, 1)), [])
+    return t.take(mem, t.broadcast_to(pos, size), 0)
+
+
+@rule("torch.Tensor.stride")
+def _stride(cx, x, dim=None):
+    """torch's strides of a tensor that fills its memory in some dim order (a transposed or
+    permuted contiguous tensor; the tracer answers a contiguous one itself): the products
+    of the tracked sizes inside each dim in that order (only the order is the example's)."""
+    ref = cx.ref_args[0]
+    rank = ref.dim()
+    order = sorted(range(rank), key=lambda d: (-ref.stride(d), d))
+    shape = cx.target.shape(x)
+    strides: list[Any] = [1] * rank
+    acc: Any = None
+    want = 1
+    for d in reversed(order):
+        if ref.shape[d] != 1 and ref.stride(d) != want:
+            raise NotImplementedError("the strides of a tensor with gaps in its memory")
+        want *= ref.shape[d]
+        strides[d] = 1 if acc is None else acc
+        acc = shape[d] if acc is None else acc * shape[d]
+    return tuple(strides) if dim is None else strides[dim % rank]
