@@ -118,6 +118,16 @@ class Target:
         rank = len(x.shape)
         return self.relayout(x, [0, rank - 1, *range(1, rank - 1)])
 
+    def affine_channels_last(self, x: Any, scale: Any, shift: Any) -> Any:
+        """Per-channel ``x * scale + shift`` of an N, C, *spatial array, written channels-last
+        between transposes (for the layout pass to cancel); either may be ``None``."""
+        y = self.channels_last(x)
+        if scale is not None:
+            y = y * scale
+        if shift is not None:
+            y = y + shift
+        return self.channels_first(y)
+
     array_types: tuple[type, ...] = ()
     """The target's array classes."""
 

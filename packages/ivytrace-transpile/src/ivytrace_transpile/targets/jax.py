@@ -68,12 +68,7 @@ class JaxTarget(ArrayNamespaceTarget):
     def channel_affine(self, x: Any, scale: Any, shift: Any) -> Any:
         if len(x.shape) <= 2:
             return super().channel_affine(x, scale, shift)
-        y = self.channels_last(x)
-        if scale is not None:
-            y = y * scale
-        if shift is not None:
-            y = y + shift
-        return self.channels_first(y)
+        return self.affine_channels_last(x, scale, shift)
 
     def pool(self, kind, x, kernel, stride, pads, dilation=()) -> Any:
         dilation = tuple(dilation) or (1,) * len(kernel)

@@ -180,31 +180,12 @@ class ArrayNamespaceTarget(Target):
             x = x + self.xp.reshape(shift, shape)
         return x
 
-    def conv(
-        self,
-        x: Any,
-        w: Any,
-        stride: Sequence[int],
-        pads: Sequence[tuple[int, int]],
-        dilation: Sequence[int],
-        groups: int,
-        wshape: Sequence[int],
-    ) -> Any:
-        """N-d convolution, NC... layout, weights O I/groups ... (``wshape``, known when the
-        rule runs), explicit padding pairs. numpy: a sum over kernel taps."""
+    def conv(self, x, w, stride, pads, dilation, groups, wshape) -> Any:
+        """A sum over kernel taps (see :meth:`Target.conv`)."""
         return _numpy_conv(self.xp, x, w, stride, pads, dilation, groups)
 
-    def pool(
-        self,
-        kind: str,
-        x: Any,
-        kernel: Sequence[int],
-        stride: Sequence[int],
-        pads: Sequence[tuple[int, int]],
-        dilation: Sequence[int] = (),
-    ) -> Any:
-        """Max or sum pooling over the trailing spatial dims (NC... layout); padding with
-        -inf (max) or 0 (sum)."""
+    def pool(self, kind, x, kernel, stride, pads, dilation=()) -> Any:
+        """Strided slices combined (see :meth:`Target.pool`)."""
         # Strided slices combined by maximum / sum: plain ops that XLA fuses, and that the
         # tracer records (``lax.reduce_window`` takes a Python callable it cannot name).
         dilation = tuple(dilation) or (1,) * len(kernel)

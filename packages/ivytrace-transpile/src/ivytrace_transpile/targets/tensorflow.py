@@ -260,14 +260,14 @@ class TensorFlowTarget(Target):
     def arange(self, start: Any, stop: Any, step: Any, dtype: str) -> Any:
         return self.tf.range(start, stop, step, dtype=self.dtype(dtype))
 
-    def cast(self, x: Any, dtype: str) -> Any:
-        return self.tf.cast(x, self.dtype(dtype))
-
     def reshape(self, x: Any, shape: Sequence[Any]) -> Any:
         return self.tf.reshape(x, list(shape))
 
     def transpose(self, x: Any, perm: Sequence[int]) -> Any:
         return self.tf.transpose(x, list(perm))
+
+    def cast(self, x: Any, dtype: str) -> Any:
+        return self.tf.cast(x, self.dtype(dtype))
 
     def expand_dims(self, x: Any, axis: int) -> Any:
         return self.tf.expand_dims(x, axis)
@@ -430,12 +430,7 @@ class TensorFlowTarget(Target):
         if rank <= 2:
             y = x if scale is None else x * scale
             return y if shift is None else y + shift
-        y = self.channels_last(x)
-        if scale is not None:
-            y = y * scale
-        if shift is not None:
-            y = y + shift
-        return self.channels_first(y)
+        return self.affine_channels_last(x, scale, shift)
 
     def conv(self, x, w, stride, pads, dilation, groups, wshape) -> Any:
         """NCHW convolution written NHWC inside (TensorFlow on CPU has no NCHW conv): the

@@ -37,14 +37,23 @@ def _msort(cx, x):
     return _sorted(cx, x, 0, False)[0]
 
 
+def _sorted_dim(cx, x, dim, descending):
+    """``(values, indices, axis, rank)`` of ``x`` sorted along ``dim``; ``None`` when ``x``
+    is 0-d (then the op's result is ``x`` and a zero index)."""
+    rank = arg_rank(cx)
+    if rank == 0:
+        return None
+    ax = dim % rank
+    return (*_sorted(cx, x, ax, descending), ax, rank)
+
+
 @rule("torch.topk", method=True)
 def _topk(cx, x, k, dim=-1, largest=True, sorted=True):
     t = cx.target
-    rank = arg_rank(cx)
-    if rank == 0:
+    got = _sorted_dim(cx, x, dim, largest)
+    if got is None:
         return x, t.full([], 0, cx.out_dtype(1))
-    ax = dim % rank
-    v, i = _sorted(cx, x, ax, largest)
+    v, i, ax, rank = got
     key = tuple(slice(0, k) if d == ax else slice(None) for d in range(rank))
     return t.getitem(v, key), cast_to(cx, t.getitem(i, key), cx.out_dtype(1))
 
@@ -52,11 +61,10 @@ def _topk(cx, x, k, dim=-1, largest=True, sorted=True):
 @rule("torch.kthvalue", method=True)
 def _kthvalue(cx, x, k, dim=-1, keepdim=False):
     t = cx.target
-    rank = arg_rank(cx)
-    if rank == 0:
+    got = _sorted_dim(cx, x, dim, False)
+    if got is None:
         return x, t.full([], 0, cx.out_dtype(1))
-    ax = dim % rank
-    v, i = _sorted(cx, x, ax, False)
+    v, i, ax, rank = got
     key = tuple(
         slice(k - 1, k) if d == ax and keepdim else (k - 1 if d == ax else slice(None))
         for d in range(rank)

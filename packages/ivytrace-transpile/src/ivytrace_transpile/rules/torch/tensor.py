@@ -25,16 +25,9 @@ def _dim(cx, x):
     return len(cx.ref_args[0].shape)
 
 
-@rule(
-    "torch.Tensor.dtype",
-    "torch.Tensor.device",
-    "torch.is_floating_point",
-    "torch.Tensor.requires_grad",
-    "torch.Tensor.layout",
-    "torch.Tensor.is_cuda",
-    "torch.Tensor.element_size",
-    method=True,
-)
+@rule("torch.Tensor.dtype", "torch.Tensor.device", "torch.is_floating_point",
+      "torch.Tensor.requires_grad", "torch.Tensor.layout", "torch.Tensor.is_cuda",
+      "torch.Tensor.element_size", method=True)  # fmt: skip
 def _static_fact(cx, x, *a, **k):
     return cx.ref_out
 
@@ -65,14 +58,8 @@ def _item(cx, x):
     return _scalar(cx, x)
 
 
-@rule(
-    "torch.Tensor.contiguous",
-    "torch.clone",
-    "torch.Tensor.cpu",
-    "torch.detach",
-    "torch.Tensor.requires_grad_",
-    method=True,
-)
+@rule("torch.Tensor.contiguous", "torch.clone", "torch.Tensor.cpu", "torch.detach",
+      "torch.Tensor.requires_grad_", method=True)  # fmt: skip
 def _identity(cx, x, *a, **k):
     return x
 

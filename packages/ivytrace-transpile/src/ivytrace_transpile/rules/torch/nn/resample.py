@@ -11,28 +11,29 @@ from ...registry import rule
 __all__: list[str] = []
 
 
+def _rearrange(cx, x, split, perm, merged):
+    """``x`` (..., c, h, w) reshaped to ``split(c, h, w)`` in its last axes, those five axes
+    permuted by ``perm``, and reshaped to ``merged(c, h, w)``."""
+    t = cx.target
+    *lead, c, h, w = list(t.shape(x))
+    nl = len(lead)
+    y = t.reshape(x, [*lead, *split(c, h, w)])
+    y = t.transpose(y, [*range(nl), *(nl + p for p in perm)])
+    return t.reshape(y, [*lead, *merged(c, h, w)])
+
+
 @rule("torch.nn.functional.pixel_shuffle", "torch.pixel_shuffle")
 def _pixel_shuffle(cx, x, upscale_factor):
-    t = cx.target
-    s = list(t.shape(x))
     r = upscale_factor
-    *lead, c, h, w = s
-    nl = len(lead)
-    y = t.reshape(x, [*lead, c // (r * r), r, r, h, w])
-    perm = [*range(nl), nl, nl + 3, nl + 1, nl + 4, nl + 2]
-    return t.reshape(t.transpose(y, perm), [*lead, c // (r * r), h * r, w * r])
+    return _rearrange(cx, x, lambda c, h, w: (c // (r * r), r, r, h, w), (0, 3, 1, 4, 2),
+                      lambda c, h, w: (c // (r * r), h * r, w * r))  # fmt: skip
 
 
 @rule("torch.nn.functional.pixel_unshuffle", "torch.pixel_unshuffle")
 def _pixel_unshuffle(cx, x, downscale_factor):
-    t = cx.target
-    s = list(t.shape(x))
     r = downscale_factor
-    *lead, c, h, w = s
-    nl = len(lead)
-    y = t.reshape(x, [*lead, c, h // r, r, w // r, r])
-    perm = [*range(nl), nl, nl + 2, nl + 4, nl + 1, nl + 3]
-    return t.reshape(t.transpose(y, perm), [*lead, c * r * r, h // r, w // r])
+    return _rearrange(cx, x, lambda c, h, w: (c, h // r, r, w // r, r), (0, 2, 4, 1, 3),
+                      lambda c, h, w: (c * r * r, h // r, w // r))  # fmt: skip
 
 
 @rule(
