@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ivytrace_compile._naming import sanitize
+from ivytrace_compile import sanitize
 from ivytrace_compile.standalone import StandaloneSource, generate_standalone
 from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, Node, TreeDef
 

@@ -118,7 +118,7 @@ def standalone_graph(graph: Graph, params: dict[str, Any], fn: Any, keep_params:
     """The translated graph as the generated ``forward`` takes it: ``params`` first (dropped
     unless ``keep_params``: a function has none), then the source callable's own parameter names; the
     parameters unpacked into locals named by their ``state_dict`` keys."""
-    from ivytrace_compile._naming import sanitize
+    from ivytrace_compile import sanitize
 
     args_tree, kw_tree = graph.in_tree.children
     n_user = len(args_tree.children) - 1

@@ -25,7 +25,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from ivytrace_compile._naming import sanitize
+from ivytrace_compile import sanitize
 from ivytrace_ir import LEAF, Graph, Node, TensorSpec, TreeDef, Value, iter_arg_leaves
 
 __all__ = ["ModuleCall", "call_graph", "is_container", "module_calls", "under"]
