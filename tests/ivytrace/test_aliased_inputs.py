@@ -28,6 +28,16 @@ def test_same_tensor_as_two_inputs_keeps_them_apart() -> None:
     assert "mul(x, m1)" in text and "mul(%1, m2)" in text
 
 
+def test_views_of_one_another_as_inputs_keep_their_own_values() -> None:
+    x, m = torch.ones(3), torch.ones(3)
+    g = ivy.trace_graph(_f, args=(x, m, m.view(3)))
+    m1 = torch.tensor([1.0, 1.0, 0.0])
+    assert torch.equal(g(x, m1, m), _f(x, m1, m))
+    a = np.ones(3)
+    gn = ivy.trace_graph(_f, args=(a, a[:], a.view()))
+    np.testing.assert_array_equal(gn(a, np.array([1.0, 0.0, 1.0]), a), [3.0, 2.0, 3.0])
+
+
 def test_same_numpy_array_as_two_inputs() -> None:
     x, m = np.ones(3), np.ones(3)
     g = ivy.trace_graph(_f, args=(x, m, m))
@@ -105,6 +115,16 @@ def test_bart_one_mask_as_both_masks() -> None:
     with torch.no_grad():
         assert (want - run(model, mask, mask)).abs().max() > 1e-3  # the masks matter
     torch.testing.assert_close(got, want)
+
+    # and both translations (to numpy it stops at an unrelated rule: a refusal, not wrong)
+    for target, conv in (
+        ("tensorflow", lambda t: pytest.importorskip("tensorflow").constant(t.numpy())),
+        ("jax", lambda t: pytest.importorskip("jax.numpy").asarray(t.numpy())),
+    ):
+        tc = ivy.transpile(lambda a, d: run(model, a, d), source="torch", target=target,
+                           args=(mask, mask))  # fmt: skip
+        got_t = np.asarray(tc(conv(enc_mask), conv(mask)))
+        np.testing.assert_allclose(got_t, want.numpy(), atol=1e-5, rtol=1e-5, err_msg=target)
 
 
 @pytest.mark.parametrize("target", ["tensorflow", "jax", "numpy"])
