@@ -74,8 +74,9 @@ __all__ = ["pin_baked_sizes"]
 _RANK_READS = frozenset({"dim", "ndim", "ndimension"})
 _WHY = (
     "the graph's structure depends on size {name}.shape[{dim}]={size} (it changed when traced "
-    "with {other}): a Python loop, slice or count over a size (range(n), seq[:n], divmod...), "
-    "which Python reads without asking ivytrace"
+    "with {other}): a Python loop, slice or count over a size (range(n), seq[:n]...) or a "
+    "float literal combined with a size (1.0 - n, 0.5 * n: float's own arithmetic takes the "
+    "int without asking it), which Python reads without asking ivytrace"
 )
 
 Retrace = Callable[[tuple[Any, ...], dict[str, Any]], Graph]
