@@ -30,6 +30,11 @@ def test_bare_array_as_args_is_refused_saying_to_write_a_tuple() -> None:
     assert torch.equal(g(torch.ones(3)), _f(torch.ones(3)))
 
 
+def test_bare_array_as_transpile_args_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"args= takes a tuple .* got an array"):
+        ivy.transpile(_f, source="torch", target="numpy", args=torch.ones(3))
+
+
 def test_source_pytorch_says_did_you_mean_torch() -> None:
     with pytest.raises(ValueError, match=r"source='pytorch' .*did you mean source='torch'"):
         ivy.transpile(_f, source="pytorch", target="numpy", args=(torch.ones(3),))

@@ -103,16 +103,7 @@ class TranslatedCallable:
         )
         with _no_grad(self.source_framework):
             try:
-                # check_sizes: sizes Python reads without a hook (range(n), 0.5 * n) would be
-                # baked into the translation; traced again at other sizes, they are guarded
-                res = trace(
-                    self._fn,
-                    src_args,
-                    src_kwargs,
-                    name=self.__name__,
-                    keep_values=True,
-                    check_sizes=True,
-                )
+                res = trace(self._fn, src_args, src_kwargs, name=self.__name__, keep_values=True)
             except Exception as exc:
                 err = _wrong_source(self, exc)
                 if err is None:
@@ -477,6 +468,16 @@ def transpile(
     """
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    if args is not None and not isinstance(args, tuple | list):
+        what = "an array" if framework_of(args) is not None else f"a {type(args).__name__}"
+        raise TypeError(
+            f"args= takes a tuple of the positional example inputs, got {what}: "
+            "write args=(x,) for one input"
+        )
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise TypeError(
+            f"kwargs= takes a dict of keyword example inputs, got {type(kwargs).__name__}"
+        )
     if len(objs) != 1:
         return tuple(
             transpile(
