@@ -103,7 +103,16 @@ class TranslatedCallable:
         )
         with _no_grad(self.source_framework):
             try:
-                res = trace(self._fn, src_args, src_kwargs, name=self.__name__, keep_values=True)
+                # check_sizes: sizes Python reads without a hook (range(n), 0.5 * n) would be
+                # baked into the translation; traced again at other sizes, they are guarded
+                res = trace(
+                    self._fn,
+                    src_args,
+                    src_kwargs,
+                    name=self.__name__,
+                    keep_values=True,
+                    check_sizes=True,
+                )
             except Exception as exc:
                 err = _wrong_source(self, exc)
                 if err is None:
