@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .._common import arr, cast_to, xlog
+from .._common import arr, cast_to, is_array, xlog
 from ..registry import TORCH_RULES, rule
 
 __all__: list[str] = []
@@ -129,3 +129,19 @@ def _igamma(cx, a, x):
     dt = cx.out_dtype()
     kind = "igammac" if cx.node.op.endswith(("igammac", "gammaincc")) else "igamma"
     return cx.target.ew(kind, arr(cx, a, dt), arr(cx, x, dt))
+
+
+@rule("torch.special.hermite_polynomial_h")
+def _hermite_polynomial_h(cx, x, n):
+    """The physicists' Hermite polynomial H_n(x), by its recurrence
+    H_(k+1) = 2x H_k - 2k H_(k-1), for a degree known when the rule runs."""
+    if is_array(n):
+        raise NotImplementedError("hermite_polynomial_h with a tensor degree")
+    t, dt = cx.target, cx.out_dtype()
+    x = cast_to(cx, x, dt)
+    if n < 0:
+        return t.full(t.shape(x), 0, dt)
+    h_prev, h = t.full(t.shape(x), 1, dt), 2.0 * x
+    for k in range(1, int(n)):
+        h_prev, h = h, 2.0 * x * h - 2.0 * k * h_prev
+    return h_prev if n == 0 else h
