@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..translate import RuleContext
+if TYPE_CHECKING:  # annotations only: the translator imports the rules, not the reverse
+    from ..translate import RuleContext
 
 __all__ = [
     "arg_rank",

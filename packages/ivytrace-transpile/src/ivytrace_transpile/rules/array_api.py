@@ -12,15 +12,17 @@ options (``out=``, ``where=``, ``casting=``) are refused, not ignored.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ivytrace_ir import ADAPTERS, framework_of
 
 from .. import optable
-from ..translate import RuleContext
 from .registry import RuleTable
+
+if TYPE_CHECKING:  # annotations only: the translator imports the rules, not the reverse
+    from ..translate import RuleContext
 
 __all__ = ["JAX_RULES", "NUMPY_RULES"]
 
