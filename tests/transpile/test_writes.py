@@ -232,6 +232,32 @@ def unbind_write(x):
     return y + b
 
 
+def chunk_write(x):
+    y = x.clone()
+    _a, b = y.chunk(2, dim=1)
+    b.mul_(2)
+    return y
+
+
+def split_write(x):
+    y = x.clone()
+    parts = torch.split(y, [1, 2], dim=0)
+    parts[1][:, 0] = 0.0
+    return y
+
+
+def out_into_view(a, b):
+    c = a.clone()
+    torch.mul(a[0], b[0], out=c[0])
+    return c
+
+
+def out_into_new(a, b):
+    c = torch.empty_like(a)
+    torch.add(a, b, out=c)
+    return c * 2
+
+
 def stale_view_read(x):
     y = x.clone()
     v = y[0]
@@ -378,6 +404,10 @@ CASES = {
     "narrow_write": (narrow_write, [R(3, 4)], [[R(5, 6)]]),
     "select_write": (select_write, [R(3, 4)], [[R(5, 2)]]),
     "unbind_write": (unbind_write, [R(2, 3)], [[R(2, 5)]]),
+    "chunk_write": (chunk_write, [R(3, 4)], [[R(5, 4)]]),
+    "split_write": (split_write, [R(3, 4)], [[R(3, 6)]]),
+    "out_into_view": (out_into_view, [R(3, 4), R(3, 4)], [[R(5, 2), R(5, 2)]]),
+    "out_into_new": (out_into_new, [R(3, 4), R(3, 4)], [[R(5, 2), R(5, 2)]]),
     "stale_view_read": (stale_view_read, [R(3, 4)], [[R(5, 2)]]),
     "view_write_then_base_and_view": (view_write_then_base_and_view, [R(3, 4)], [[R(5, 2)]]),
     "unsqueeze_": (unsqueeze_, [R(3, 4)], [[R(5, 2)]]),

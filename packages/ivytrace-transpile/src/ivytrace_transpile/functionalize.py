@@ -190,7 +190,9 @@ def _replay(graph: Graph, args: tuple, kwargs: dict) -> tuple[dict[Any, tuple[An
             continue
         for v, x in zip(node.outputs, got):
             env[v.id] = x
-        if mutated_positions(node) and _base_name(node.op) not in _METADATA_INPLACE:
+        if (mutated_positions(node) and _base_name(node.op) not in _METADATA_INPLACE) or any(
+            k == "out" for k, _ in node.kwargs
+        ):
             continue
         refs = _array_refs(node)
         for i, (v, x) in enumerate(zip(node.outputs, got)):
@@ -338,11 +340,23 @@ class _Builder:
         return node
 
     def write(self, node: Node, written: tuple[Value | Const, ...]) -> None:
-        if any(k == "out" for k, _ in node.kwargs):
-            raise TranspileError(
-                f"{node.op}{_where(node)} writes its result into an out= array; translating "
-                "it needs the result assigned instead (y = op(...))"
+        out_arg = dict(node.kwargs).get("out")
+        if out_arg is not None:
+            # ``op(..., out=o)``: the result computed out of place, then copied into ``o``
+            if not isinstance(out_arg, Value | Const) or len(node.outputs) != 1:
+                raise TranspileError(
+                    f"{node.op}{_where(node)} writes several results into out= arrays; "
+                    "translating it needs them assigned instead (y = op(...))"
+                )
+            result = self.new_value(node.outputs[0].spec)
+            self.spec[result.id] = result.spec
+            plain = dataclasses.replace(
+                node, kwargs=tuple((k, v) for k, v in node.kwargs if k != "out"), outputs=(result,)
             )
+            self.add(plain)
+            meta = dataclasses.replace(node.meta, mutates=(0,), effect=True)
+            node = Node("torch.Tensor.copy_", (out_arg, result), (), node.outputs, meta=meta)
+            written = (out_arg,)
         target = written[0]
         tk = _key(target)
         self.track(tk)
@@ -449,6 +463,13 @@ class _Builder:
                     slice(start, None if start < 0 and stop == 0 else stop),
                 )
                 return emit("torch.Tensor.__setitem__", (parent, key, child), mutates=(0,))
+        if name in ("split", "chunk", "split_with_sizes", "unsafe_split") and rank:
+            # output k is a slice along dim after the ones before it (their sizes are the
+            # example's: the split rules guard the size they split)
+            ax = arg(2, "dim", 0) % rank
+            off = sum(o.spec.shape[ax] for o in node.outputs[: step.out_pos])
+            key = (slice(None),) * ax + (slice(off, off + vspec.shape[ax]),)
+            return emit("torch.Tensor.__setitem__", (parent, key, child), mutates=(0,))
         if name in ("expand", "expand_as", "broadcast_to", "broadcast_tensors"):
             raise _Refused(
                 f"{node.op}{_where(node)} repeats elements: a write through it writes each "
