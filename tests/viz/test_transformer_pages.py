@@ -9,6 +9,7 @@ import time
 
 import pytest
 import torch
+from selenium.webdriver.common.by import By
 from viz_support import console_problems, count, open_page, record
 
 import ivytrace as ivy
@@ -75,6 +76,10 @@ def test_200_node_page_opens_collapsed_and_readable(browser, tmp_path) -> None:
     assert count(browser, ".ivt-group") > 0  # module groups start collapsed
     assert count(browser, ".ivt-node[data-ir], .ivt-group") <= 80
     assert _label_px(browser) >= _READABLE_PX
+    # collapsed, nothing of the layers stays outside them (about 20 ops did: the root's
+    # share of layer 0); what remains is the module's training flag and its guard
+    browser.find_element(By.CSS_SELECTOR, ".ivt-collapse-all").click()
+    assert count(browser, ".ivt-node[data-ir]") <= 3
     assert console_problems(browser) == []
 
 
