@@ -87,7 +87,8 @@ class Graph:
 
     def show(self, path: str | os.PathLike[str] | None = None, **options: Any) -> Path:
         """Write the graph's page (to ``path``, or a temporary file) and open it in the
-        web browser; returns the file's path."""
+        web browser; returns the file's path. Says on stderr where the page is and whether
+        a browser opened it (on a machine with no display none does)."""
         from .viz import show
 
         return show(self, path, **options)
