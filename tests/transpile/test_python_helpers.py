@@ -153,3 +153,24 @@ def test_int_of_float_of_a_size_refuses_by_name_and_a_lazy_translation_answers(t
     for hw in ((12, 9), (17, 9), (8, 21)):
         x = torch.randn(1, 2, *hw)
         _check(_run(lazy, target, (x,)), pyramid_int_float(x))
+
+
+def centred_grid(x):
+    """torchvision's _affine_grid spelling: a float literal combined with a size (1.0 - w,
+    0.5 * w) is float's own arithmetic, which no hook sees."""
+    h, w = x.shape[-2:]
+    xs = torch.linspace((1.0 - w) * 0.5, (w - 1.0) * 0.5, steps=w)
+    return x * xs + torch.tensor([0.5 * w, 0.5 * h]).sum()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_float_combined_with_a_size_refuses_a_new_size_never_answers_wrong(target):
+    x = torch.randn(2, 5, 6)
+    translated = ivy.transpile(centred_grid, source="torch", target=target, args=(x,))
+    _check(_run(translated, target, (x,)), centred_grid(x))
+    with pytest.raises(ivy.GuardFailure) as info:
+        _run(translated, target, (torch.randn(2, 7, 9),))
+    assert "test_python_helpers.py" in str(info.value)
+    lazy = ivy.transpile(centred_grid, source="torch", target=target)
+    x = torch.randn(2, 7, 9)
+    _check(_run(lazy, target, (x,)), centred_grid(x))

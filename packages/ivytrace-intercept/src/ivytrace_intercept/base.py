@@ -397,9 +397,14 @@ class PatchingInterceptor:
 
 # ---------------------------------------------------------------------------- arguments
 def plain(obj: Any) -> Any:
-    """A numpy recording view as the plain ``ndarray`` it views; anything else unchanged."""
+    """A numpy recording view as the plain ``ndarray`` it views, a tracked scalar as the plain
+    number it holds (numpy takes a ``float`` subclass as a float64 array, a plain float as a
+    weak scalar: the graph's call, handed plain numbers, must see what the traced one saw);
+    anything else unchanged."""
     if getattr(type(obj), "_ivytrace_recording_view", False):
         return np.ndarray.view(obj, np.ndarray)
+    if is_tracked_scalar(obj):
+        return obj._plain()
     return obj
 
 
