@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib
 import keyword
+import sys
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -227,8 +228,9 @@ def _resolve_cached(name: str, allow: Allowlist) -> Any:
 def _torch_op_only(obj: Any, name: str) -> bool:
     """What a ``torch.ops.aten`` or private torch name may resolve to: an aten operator
     overload or packet, or a builtin bound to one (``torch._C._VariableFunctions``)."""
-    import torch  # the name is torch's: torch is being imported for it anyway
-
+    torch = sys.modules.get("torch")  # imported by resolving the name's owner
+    if torch is None:
+        return False
     if name.startswith(_ATEN_PREFIX):
         return isinstance(obj, torch._ops.OpOverload | torch._ops.OpOverloadPacket)
     attr = name.rsplit(".", 1)[1]
