@@ -26,6 +26,7 @@ def _entry(row: dict[str, Any]) -> OpInfo:
         also=_names(row.get("also", {})),
         same=_names(row.get("same", {})),
         arity=row.get("arity", 0),
+        operator=row.get("operator", ""),
         frontend=row.get("frontend", True),
         doc=row.get("doc", ""),
     )

@@ -54,6 +54,9 @@ class OpInfo:
     each to the op's target primitive (``Target.ew(name, ...)``)."""
     arity: int = 0
     """The number of array operands of an elementwise op (1 or 2); 0 for other ops."""
+    operator: str = ""
+    """The Python operator whose dunders mean this op on arrays (``x + y``, ``-x``), by its
+    name in :data:`ivytrace_ir.opfacts.OPERATORS` (``add``, ``neg``); ``""`` for none."""
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ivytrace_ir import ADAPTERS, framework_of
+from ivytrace_ir.opfacts import operator_named
 
 from .. import optable
 from .registry import RuleTable
@@ -144,18 +145,14 @@ for _op in optable.unique_ops():
             _ew(_op.name),
         )
 
-_DUNDERS = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
-    "floordiv": "floor_divide", "pow": "pow", "lt": "less", "le": "less_equal",
-    "gt": "greater", "ge": "greater_equal", "eq": "equal", "ne": "not_equal",
-}  # fmt: skip
-for _d, _n in _DUNDERS.items():
-    _add(_both(f"{{arr}}.__{_d}__"), _ew(_n))
-    if _d not in ("lt", "le", "gt", "ge", "eq", "ne"):
-        _add(_both(f"{{arr}}.__r{_d}__"), _ew(_n, swap=True))
-_add(_both("{arr}.__neg__"), _ew("negative"))
+# ---- Python operators on arrays: the op table names the op each operator means
+for _op in optable.unique_ops():
+    if _op.operator:
+        _o = operator_named(_op.operator)
+        _add(_both(f"{{arr}}.{_o.dunder}"), _ew(_op.name))
+        if _o.reflected:
+            _add(_both(f"{{arr}}.{_o.reflected}"), _ew(_op.name, swap=True))
 _add(_both("{arr}.__abs__"), _ew("abs"))
-_add(_both("{arr}.__invert__"), _ew("bitwise_not"))
 
 
 def _logic(op: str, swap: bool = False) -> Callable[..., Any]:

@@ -21,13 +21,6 @@ _METHOD_INPLACE_ONLY = frozenset({"sign", "logical_not", "bitwise_not", "absolut
                                   "digamma"})  # fmt: skip
 """Unary ops whose in-place form is a Tensor method only (``x.sign_()``, no ``torch.sign_``);
 the other unary ops also have ``torch.exp_``."""
-_OPERATOR = {
-    "neg": "neg", "bitwise_not": "invert", "add": "add", "sub": "sub", "mul": "mul",
-    "true_divide": "truediv", "pow": "pow", "floor_divide": "floordiv", "eq": "eq", "ne": "ne",
-    "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
-}  # fmt: skip
-"""The torch op that a Python operator's dunders (``__add__``, ``__iadd__``, ``__radd__``)
-are spelled as, by the operator's name in :data:`ivytrace_ir.opfacts.OPERATORS`."""
 _COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
 """Elementwise ops computed in their operands' common dtype (their result is bool)."""
 
@@ -49,7 +42,11 @@ def _same_meaning(op: optable.OpInfo, torch_name: str) -> None:
         TORCH_RULES.add(torch_name, fn)
         return
     names = [torch_name, *(["torch.Tensor.__abs__"] if t == "abs" else [])]
-    TORCH_RULES.add(names, fn, method=True, inplace=inplace, operator=_OPERATOR.get(t))
+    # the op's Python operator (the table's ``operator``) spells its first torch name's
+    # dunders: ``__add__``, ``__iadd__``, ``__radd__``
+    first = op.same.get("torch", ())[:1] == (torch_name,)
+    op_dunders = op.operator if op.operator and first else None
+    TORCH_RULES.add(names, fn, method=True, inplace=inplace, operator=op_dunders)
 
 
 for _op in optable.unique_ops():

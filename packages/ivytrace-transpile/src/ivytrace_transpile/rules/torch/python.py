@@ -6,26 +6,29 @@ from __future__ import annotations
 import math
 import operator
 
+from ivytrace_ir.opfacts import OPERATORS
+
 from .._common import binary, cast_to, is_array
 from ..registry import TORCH_RULES, rule
 
 __all__: list[str] = []
 
 
-for _name, _fn in {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
-    "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow, "neg": operator.neg,
-    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
-    "gt": operator.gt, "ge": operator.ge, "abs": operator.abs, "pos": operator.pos,
-    "and_": operator.and_, "or_": operator.or_, "xor": operator.xor, "lshift": operator.lshift,
-    "rshift": operator.rshift, "invert": operator.invert,
-}.items():  # fmt: skip
-    TORCH_RULES.add(f"operator.{_name}", (lambda fn: lambda cx, *a: fn(*a))(_fn))
+def _python(fn):
+    """A rule that applies Python's own ``fn`` to the call's values (numbers: sizes and
+    scalars the graph tracks; arrays: the target's operator)."""
+    return lambda cx, *a: fn(*a)
+
+
+# ``operator.add(n, 1)`` and the rest, by their names in opfacts.OPERATORS (``in`` has none)
+for _o in OPERATORS:
+    TORCH_RULES.add([f"operator.{_n}" for _n in _o.names], _python(_o.function))
+TORCH_RULES.add("operator.abs", _python(operator.abs))
 
 
 for _name, _fn in {"math.ceil": math.ceil, "math.floor": math.floor, "math.trunc": math.trunc,
                    "builtins.round": round, "math.sqrt": math.sqrt}.items():  # fmt: skip
-    TORCH_RULES.add(_name, (lambda fn: lambda cx, *a: fn(*a))(_fn))
+    TORCH_RULES.add(_name, _python(_fn))
 
 
 @rule("torch.Tensor.__and__", "torch.Tensor.__or__", "torch.Tensor.__xor__")
