@@ -2,8 +2,8 @@
 the in-process translation and torch eager: per-call time of transformers ResNet-50 and
 BERT-base (random weights), in one run.
 
-One subprocess per model, every framework on one thread (see ``bench_transpile.py`` for
-why). Each model is translated to tensorflow and jax, written with ``.save()`` and its
+One subprocess per model; every framework on ``--threads`` threads, by default its own
+thread count (``--threads 1``: one each, see ``bench_transpile.py`` for why). Each model is translated to tensorflow and jax, written with ``.save()`` and its
 ``model.py`` imported; then interleaved rounds time
 
 - torch eager (no_grad);
@@ -14,12 +14,13 @@ why). Each model is translated to tensorflow and jax, written with ``.save()`` a
 
 Ratios are medians of the per-round ratios. Also the package's class count and size.
 
-    uv run python scripts/bench_packages.py [--rounds 5]
+    uv run python scripts/bench_packages.py [--rounds 5] [--threads 0] [--models ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import os
@@ -33,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-MODELS = ("ResNet-50", "BERT-base")
+MODELS = ("ResNet-50", "BERT-base", "GPT-2")
 
 
 def _time(fn: Any, sync: Any, reps: int = 3) -> float:
@@ -45,26 +46,29 @@ def _time(fn: Any, sync: Any, reps: int = 3) -> float:
     return best
 
 
-def child(model_name: str, rounds: int) -> dict[str, Any]:
+def child(model_name: str, rounds: int, threads: int = 0) -> dict[str, Any]:
     import ivytrace as ivy  # first: tensorflow before triton (see ivytrace._llvm)
 
-    os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+    if threads:
+        os.environ.setdefault("TF_NUM_INTEROP_THREADS", str(threads))
     import jax
     import tensorflow as tf
     import torch
-    from bench_transpile import _build, _leaves
+    from bench_transpile import _build, _leaves, _split_static
 
-    torch.set_num_threads(1)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
-    tf.config.threading.set_intra_op_parallelism_threads(1)
+    if threads:
+        torch.set_num_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
     model, inputs = _build(model_name)
+    inputs, static = _split_static(inputs)
     np_in = {k: v.numpy() for k, v in inputs.items()}
     out: dict[str, Any] = {"model": model_name}
     runs: dict[str, Any] = {}
 
     def torch_call() -> Any:
         with torch.no_grad():
-            return model(**inputs)
+            return model(**inputs, **static)
 
     runs["torch"] = (torch_call, lambda r: r)
     tmp = Path(tempfile.mkdtemp())
@@ -73,7 +77,7 @@ def child(model_name: str, rounds: int) -> dict[str, Any]:
         tr = ivy.transpile(model, source="torch", target=target)
         conv = (lambda x: tf.constant(x)) if target == "tensorflow" else jax.numpy.asarray
         t_in = {k: conv(v) for k, v in np_in.items()}
-        tr(**t_in)
+        tr(**t_in, **static)
         pkg = tr.save(tmp)
         importlib.invalidate_caches()
         m = importlib.import_module(f"{pkg.name}.model")
@@ -82,16 +86,20 @@ def child(model_name: str, rounds: int) -> dict[str, Any]:
         out[f"{target} bytes"] = len(text)
         weights = tr.weights_for(tr.translation)
         fn = tr.compiled.fn
+        if static:
+            fn = functools.partial(fn, **static)
         if target == "tensorflow":
             flat = tf.function(lambda w, fn=fn, **x: _leaves(fn(w, **x)), reduce_retracing=True)
             layer = getattr(m, type(model).__name__)()
-            packaged = tf.function(lambda lay=layer, **kw: lay(**kw), reduce_retracing=True)
+            packaged = tf.function(
+                lambda lay=layer, **kw: lay(**kw, **static), reduce_retracing=True
+            )
             runs["tf in-process"] = (lambda f=flat, w=weights, x=t_in: f(w, **x), lambda r: r)
             runs["tf package"] = (lambda p=packaged, x=t_in: p(**x), lambda r: r)
         else:
             flat = jax.jit(lambda w, x, fn=fn: _leaves(fn(w, **x)))
             params = m.load_params()
-            packaged = jax.jit(m.forward)
+            packaged = jax.jit(functools.partial(m.forward, **static))
             runs["jax in-process"] = (
                 lambda f=flat, w=weights, x=t_in: f(w, x),
                 jax.block_until_ready,
@@ -118,17 +126,24 @@ def child(model_name: str, rounds: int) -> dict[str, Any]:
     return out
 
 
+def _opts(a: Any) -> list[str]:
+    return ["--rounds", str(a.rounds), "--threads", str(a.threads)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=0, help="per framework (0: its default)")
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        print(json.dumps(child(a.child, a.rounds)))
+        print(json.dumps(child(a.child, a.rounds, a.threads)))
         return
-    for name in MODELS:
+    print(f"threads per framework: {a.threads or 'default'}")
+    for name in a.models:
         proc = subprocess.run(
-            [sys.executable, __file__, "--child", name, "--rounds", str(a.rounds)],
+            [sys.executable, __file__, "--child", name, *_opts(a)],
             capture_output=True,
             text=True,
             check=True,
