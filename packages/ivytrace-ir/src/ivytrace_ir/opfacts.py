@@ -76,12 +76,6 @@ def _names(prefixes: tuple[str, ...], names: str) -> frozenset[str]:
     return frozenset(f"{p}.{n}" for p in prefixes for n in names.split())
 
 
-INPLACE_DUNDERS = frozenset(
-    "__setitem__ __iadd__ __isub__ __imul__ __imatmul__ __itruediv__ __ifloordiv__ "
-    "__imod__ __ipow__ __iand__ __ior__ __ixor__ __ilshift__ __irshift__".split()
-)
-"""Python's augmented-assignment dunders and ``__setitem__``: they change argument 0."""
-
 INPLACE_OPS: Mapping[str, int] = MappingProxyType(
     {
         **dict.fromkeys(
@@ -250,6 +244,10 @@ OPERATORS: tuple[Operator, ...] = (
 )  # fmt: skip
 """Python's operators. ``x.__add__(y)`` and ``operator.add(x, y)`` are written ``x + y``;
 ``x.__radd__(y)`` is ``y + x``; ``x.__contains__(y)`` is ``y in x``."""
+
+INPLACE_DUNDERS = frozenset({"__setitem__", *(o.inplace for o in OPERATORS if o.inplace)})
+"""Python's augmented-assignment dunders (``__iadd__``: the operators' ``inplace``) and
+``__setitem__``: they change argument 0."""
 
 
 @dataclass(frozen=True, slots=True)
