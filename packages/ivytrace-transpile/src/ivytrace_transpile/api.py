@@ -232,24 +232,7 @@ class TranslatedCallable:
         where = notes[-1].split("\n", 1)[1].strip() if notes and "\n" in notes[-1] else ""
         head = notes[-1].split("\n", 1)[0] if notes else "ivytrace: in the translated code"
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        try:  # the source on the same inputs: are they the code's problem or the translation's?
-            src_args, src_kwargs = map_arg(
-                (tuple(args), dict(kwargs)), lambda x: _to_source(x, self.source_framework)
-            )
-            with _no_grad(self.source_framework):
-                self._fn(*src_args, **src_kwargs)
-        except Exception as src_exc:
-            verdict = (
-                f"{self.source_framework} raises on these inputs too "
-                f"({type(src_exc).__name__}: {str(src_exc).strip().splitlines()[0][:200]}): "
-                "they are not inputs the code takes; pass inputs it does take"
-            )
-        else:
-            verdict = (
-                f"{self.source_framework} takes these inputs, so the translation does not hold "
-                f"for them: translate on them (transpile(..., args=<these inputs>)) to have it "
-                "validated there, or write a rule for that op that does"
-            )
+        verdict = self._source_verdict(args, kwargs)
         msg = (
             f"calling the {self.target} translation of {self.__name__!r} failed: "
             f"{head.removeprefix('ivytrace: ')}"
@@ -257,6 +240,31 @@ class TranslatedCallable:
             + f"\n{self.target} raised {type(exc).__name__}: {first[:300]}\n{verdict}"
         )
         return TranslatedCallError(msg, where, exc)
+
+    def _source_verdict(self, args: tuple, kwargs: dict) -> str:
+        """Whether the source takes these inputs (it is run on them), as the sentence that
+        says whose problem the failure is and what would make it work."""
+        src = self.source_framework
+        try:
+            src_args, src_kwargs = map_arg(
+                (tuple(args), dict(kwargs)), lambda x: _to_source(x, src)
+            )
+        except Exception:
+            return f"the inputs could not be handed to {src} to compare"
+        try:
+            with _no_grad(src):
+                self._fn(*src_args, **src_kwargs)
+        except Exception as src_exc:
+            first = str(src_exc).strip().splitlines()[0][:200] if str(src_exc).strip() else ""
+            return (
+                f"{src} raises on these inputs too ({type(src_exc).__name__}: {first}): they "
+                "are not inputs the code takes; pass inputs it does take"
+            )
+        return (
+            f"{src} takes these inputs, so the translation does not hold for them: translate "
+            "on them (transpile(..., args=<these inputs>)) to have it validated there, or "
+            "write a rule for that op that does"
+        )
 
     def weights_for(self, tr: Translation) -> Mapping[str, Any]:
         """The weights a call of ``tr`` is passed, by ``state_dict`` key: its converted
