@@ -281,12 +281,9 @@ def _masked_select(cx, x, mask):
                           t.reshape(t.broadcast_to(mask, shape), [-1]))  # fmt: skip
 
 
-@rule("torch.as_strided", method=True)
-def _as_strided(cx, x, size, stride, storage_offset=None):
-    """The elements of torch's memory at ``offset + sum(i_k * stride_k)``: ``x`` laid out in
-    its memory order (dims by decreasing stride) and flattened is that memory when ``x``
-    fills it without gaps (checked on the example's tensor); positions are computed from the
-    tracked sizes and strides, one ``take``."""
+def _memory(cx, x) -> tuple[Any, list[int]]:
+    """``x`` flattened in torch's memory order (dims by decreasing stride) and that order,
+    for a tensor that fills its memory without gaps (checked on the example's tensor)."""
     t = cx.target
     ref = cx.ref_args[0]
     rank = ref.dim()
@@ -300,7 +297,12 @@ def _as_strided(cx, x, size, stride, storage_offset=None):
             )
         want *= ref.shape[d]
     mem = t.transpose(x, order) if order != list(range(rank)) else x
-    mem = t.reshape(mem, [-1])
+    return t.reshape(mem, [-1]), order
+
+
+def _strided_positions(cx, size, stride, storage_offset) -> Any:
+    """``offset + sum(i_k * stride_k)`` over the index grid of ``size`` (tracked sizes)."""
+    t = cx.target
     idt = t.canonical_dtype("int64")
     size, stride = list(size), list(stride)
     pos: Any = None
@@ -310,11 +312,36 @@ def _as_strided(cx, x, size, stride, storage_offset=None):
         term = t.reshape(t.arange(0, n, 1, idt) * s, shape)
         pos = term if pos is None else pos + term
     if storage_offset is not None:
-        off = storage_offset - ref.storage_offset()
-        pos = off if pos is None else pos + off
-    if pos is None:  # a 0-d result
-        return t.reshape(t.getitem(mem, slice(0, 1)), [])
-    return t.take(mem, t.broadcast_to(pos, size), 0)
+        off = storage_offset - cx.ref_args[0].storage_offset()
+        pos = t.asarray(off, idt) if pos is None else pos + off
+    if pos is None:
+        pos = t.asarray(0, idt)
+    return t.broadcast_to(pos, size)
+
+
+@rule("torch.as_strided", "torch.as_strided_copy", method=True)
+def _as_strided(cx, x, size, stride, storage_offset=None):
+    """The elements of torch's memory at ``offset + sum(i_k * stride_k)``: one ``take``
+    from ``x`` flattened in its memory order (a tensor that fills its memory)."""
+    mem, _ = _memory(cx, x)
+    return cx.target.take(mem, _strided_positions(cx, size, stride, storage_offset), 0)
+
+
+@rule("torch.as_strided_scatter", method=True)
+def _as_strided_scatter(cx, x, src, size, stride, storage_offset=None):
+    """``x`` with ``src`` written where ``as_strided(size, stride, offset)`` reads."""
+    t, dt = cx.target, cx.out_dtype()
+    mem, order = _memory(cx, x)
+    pos = t.reshape(_strided_positions(cx, size, stride, storage_offset), [-1])
+    mem = t.index_update(mem, pos, t.reshape(arr(cx, src, dt), [-1]))
+    shape = list(t.shape(x))
+    out = t.reshape(mem, [shape[d] for d in order])
+    if order == list(range(len(order))):
+        return out
+    inverse = [0] * len(order)
+    for i, d in enumerate(order):
+        inverse[d] = i
+    return t.transpose(out, inverse)
 
 
 @rule("torch.Tensor.stride")
