@@ -71,3 +71,10 @@ def test_load_of_a_torch_graph_without_torch_says_native_false_works(tmp_path: P
     assert "holds a graph of torch" in said and "not installed" in said
     assert f"ivytrace_ir.load({str(path)!r}, native=False)" in said
     assert name == "<lambda>"
+
+
+def test_save_into_a_missing_folder_names_the_folder(tmp_path: Path) -> None:
+    g = ivy.trace_graph(_f, args=(torch.ones(3),))
+    with pytest.raises(FileNotFoundError, match=r"the folder .*nodir does not exist") as e:
+        g.save(tmp_path / "nodir" / "g.ivtg")
+    assert ".tmp" not in str(e.value)

@@ -9,6 +9,7 @@ module prefixes (:mod:`.safety`).
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -65,6 +66,10 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> Path:
     """Write ``graph`` to ``path`` (one file); returns the path. Atomic: a failed save
     leaves no partial file behind."""
     path = Path(path)
+    if not path.parent.is_dir():  # else mkstemp's error names its temporary file
+        raise FileNotFoundError(
+            errno.ENOENT, f"cannot write {path}: the folder {path.parent} does not exist"
+        )
     structure = dumps_structure(graph)
     members = [(f"arrays/{i}.npy", _array_bytes(c, i)) for i, c in enumerate(graph.constants)]
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
