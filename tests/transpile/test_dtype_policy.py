@@ -119,6 +119,13 @@ def bool_math_and_shifts(x, idx):
     return m * (x < 1), m + m, torch.maximum(m, ~m), m.max(), m.min(), shifted
 
 
+def float_to_int_edges(x):
+    """Float to integer casts truncate toward zero, up to the top of the range (torchvision's
+    to_dtype: image.mul(255.999).to(torch.uint8) gives 255 for 1.0)."""
+    u = torch.cat([x.sigmoid(), torch.ones(1), torch.zeros(1)])
+    return (u * 255.999).to(torch.uint8), (x * 100).to(torch.int32), (u * 127.9).to(torch.int8)
+
+
 CASES = {
     "padded_causal_mask": (padded_causal_mask, lambda k: _mask_args(2 + k % 2, 5 + k, 1 + k)),
     "created": (created, lambda k: (torch.randn(3 + k, 4 + 2 * k),)),
@@ -127,6 +134,7 @@ CASES = {
         lambda k: (torch.randn(3 + k), torch.randn(3 + k), torch.randint(0, 3, (3 + k,))),
     ),
     "mixed_dtypes": (mixed_dtypes, lambda k: (torch.randn(4 + k),)),
+    "float_to_int_edges": (float_to_int_edges, lambda k: (torch.randn(6 + k) * 3,)),
     "bool_math_and_shifts": (
         bool_math_and_shifts,
         lambda k: (torch.randn(4 + k), torch.randint(-9, 9, (2 + k,))),

@@ -125,9 +125,10 @@ def cast_to(cx: RuleContext, x: Any, dtype: str) -> Any:
 
             info = np.iinfo(dtype)
             t = cx.target
+            # in range once truncated toward zero: min - 1 < x < max + 1 (255.9 -> 255)
             ok = t.ew("logical_and", t.ew("isfinite", x),
-                      t.ew("logical_and", t.ew("greater_equal", x, float(info.min)),
-                           t.ew("less", x, float(info.max))))  # fmt: skip
+                      t.ew("logical_and", t.ew("greater", x, float(info.min) - 1.0),
+                           t.ew("less", x, float(info.max) + 1.0)))  # fmt: skip
             x = t.where(ok, x, t.full((), float(info.min), src))
         return cx.target.cast(x, dtype)
     return x
