@@ -319,7 +319,8 @@ def _strided_positions(cx, size, stride, storage_offset) -> Any:
     return t.broadcast_to(pos, size)
 
 
-@rule("torch.as_strided", "torch.as_strided_copy", method=True)
+@rule("torch.as_strided_copy")  # torch has no Tensor.as_strided_copy
+@rule("torch.as_strided", method=True)
 def _as_strided(cx, x, size, stride, storage_offset=None):
     """The elements of torch's memory at ``offset + sum(i_k * stride_k)``: one ``take``
     from ``x`` flattened in its memory order (a tensor that fills its memory)."""
