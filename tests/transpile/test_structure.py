@@ -181,15 +181,20 @@ def test_tensorflow_package_has_one_keras_layer_per_torch_class(tmp_path):
     x = torch.randn(2, 5, 4)
     _, model, text = _write(net, "tensorflow", tmp_path, x)
     # one class per torch class; the Sequential is a list; the Linear no call reads keeps
-    # its weights as torch holds them, so it is a variant without a call
-    assert sorted(_classes(text)) == ["Block", "Linear", "Linear_1", "Net", "ReLU"]
-    assert "self.blocks = [Block(name='blocks_0'), Block(name='blocks_1')]" in text
+    # its weights as torch holds them, so it is a variant without a call; the ReLU, a
+    # torch.nn leaf without weights, is written inline (tf.nn.relu)
+    assert sorted(_classes(text)) == ["Block", "Linear", "Linear_1", "Net"]
+    # alike layers of a list are made, and called, in a loop
+    assert "self.blocks = [Block(name=f'blocks_{i}') for i in range(2)]" in text
+    assert "for layer in self.blocks:" in text
     assert "def __init__(self, in_features, out_features, **kwargs):" in text
     assert "self.unused = Linear_1(2, 2, name='unused')" in text
     assert "def call" not in text.split("class Linear_1(", 1)[1].split("\nclass ", 1)[0]
-    # calls in forward's order, the ReLU twice
-    assert _methods_calls(text, "Block") == ["fc1", "act", "fc2", "act"]
-    assert _methods_calls(text, "Net") == ["blocks[0]", "blocks[1]", "head"]
+    # calls in forward's order, the ReLU twice inline
+    assert _methods_calls(text, "Block") == ["fc1", "fc2"]
+    block = text.split("class Block(", 1)[1].split("\nclass ", 1)[0]
+    assert block.count("tf.nn.relu(") == 2
+    assert _methods_calls(text, "Net") == ["head"]
     layer = model.Net()
     named = dict(model.named_weights(layer))
     assert list(named) == list(net.state_dict())
@@ -208,9 +213,13 @@ def test_jax_package_has_one_function_per_torch_class_over_nested_params(tmp_pat
     x = torch.randn(2, 5, 4)
     _, model, text = _write(net, "jax", tmp_path, x)
     funcs = re.findall(r"^def (\w+)\(", text, flags=re.M)
-    assert {"block", "linear", "net", "re_lu"} <= set(funcs)
-    assert "def re_lu(input)" in text  # no weights: no params
+    assert {"block", "linear", "net"} <= set(funcs)
+    assert "re_lu" not in text and "relu" not in funcs  # a weightless torch.nn leaf: inline
+    assert "jax.nn.relu(" in text.split("def block(", 1)[1].split("\ndef ", 1)[0]
     assert "linear(params['fc1'], " in text
+    # the alike blocks of the Sequential are called in a loop over their params
+    assert "for i in range(len(params['blocks'])):" in text
+    assert "x = block(params['blocks'][str(i)], x)" in text
     params = model.load_params()
     assert set(params["blocks"]) == {"0", "1"}
     assert list(model.state_dict(params)) == sorted(net.state_dict())
@@ -221,7 +230,7 @@ def test_jax_package_has_one_function_per_torch_class_over_nested_params(tmp_pat
     np.testing.assert_allclose(got, want, atol=1e-5)
 
 
-def test_every_instance_of_a_class_with_other_code_gets_a_numbered_variant(tmp_path):
+def test_instances_differing_in_a_number_are_one_class_taking_it(tmp_path):
     class Scale(torch.nn.Module):
         def __init__(self, k: float) -> None:
             super().__init__()
@@ -240,10 +249,58 @@ def test_every_instance_of_a_class_with_other_code_gets_a_numbered_variant(tmp_p
 
     net = Two().eval()
     _, model, text = _write(net, "tensorflow", tmp_path, torch.randn(2, 3))
-    assert sorted(_classes(text)) == ["Scale", "Scale_1", "Two"]
-    assert "self.a = Scale(name='a')" in text and "self.c = Scale(name='c')" in text
+    # one class: the number that differs is the constructor parameter it came from (the
+    # instance's ``k``), read in ``call`` as ``self.k``
+    assert sorted(_classes(text)) == ["Scale", "Two"]
+    assert (
+        "def __init__(self, *, k, **kwargs):" in text
+        and "self.k * " in text
+        or (" * self.k" in text)
+    )
+    assert "self.a = Scale(k=2.0, name='a')" in text
+    assert "self.b = Scale(k=3.0, name='b')" in text
     import tensorflow as tf
 
     x = torch.randn(4, 3)
     got = np.asarray(model.Two()(tf.constant(x.numpy())))
     np.testing.assert_allclose(got, (x * 12).numpy(), rtol=1e-6)
+
+
+def _bodies(text: str) -> list[str]:
+    """Each class's text without its name (two alike would be one class written twice)."""
+    return [b.split("\n", 1)[1] for b in re.split(r"^class ", text, flags=re.M)[1:]]
+
+
+def test_a_resnet_is_a_few_classes_taking_their_sizes_and_strides(tmp_path):
+    """Instances of one torch class that differ in widths and strides are one class taking
+    them (from the torch instance's own attributes where it keeps them, ``stride``); the
+    composites take what their children need. The stages here have ResNet-50's structure
+    (a shortcut and a stride in each stage's first block, 1x1 and 3x3 convolutions)."""
+    import tensorflow as tf
+    import transformers as hf
+
+    torch.manual_seed(0)
+    net = hf.ResNetModel(
+        hf.ResNetConfig(embedding_size=8, hidden_sizes=[16, 24, 32], depths=[3, 4, 3])
+    ).eval()
+    x = torch.randn(2, 3, 32, 32)
+    _, model, text = _write(net, "tensorflow", tmp_path, x)
+    classes = _classes(text)
+    assert len(classes) <= 15, classes  # ResNet-50: 15 (was 65)
+    bodies = _bodies(text)
+    assert len(set(bodies)) == len(bodies)
+    # the 1x1 convolutions (layout recorded, not guessed) take their sizes and stride
+    assert "[1, self.stride[0], self.stride[1], 1]" in text
+    assert "(kernel_size[0], kernel_size[1], in_channels, out_channels)" in text
+    assert "stride=stride" in text  # a composite passes its stride on
+    # the stages differ in depth and widths only: one class, its blocks made in a loop
+    assert classes.count("ResNetStage") == 1 and "ResNetStage_1" not in classes
+    assert "for i in range(1, num_layers)]" in text
+    assert "for layer in self.layers[1:]:" in text
+    assert "self.stages = [ResNetStage(" in text
+    layer = model.ResNetModel()
+    x2 = torch.randn(3, 3, 32, 32)
+    with torch.no_grad():
+        want = net(pixel_values=x2).last_hidden_state.numpy()
+    got = np.asarray(layer(pixel_values=tf.constant(x2.numpy()))["last_hidden_state"])
+    np.testing.assert_allclose(got, want, atol=1e-4)

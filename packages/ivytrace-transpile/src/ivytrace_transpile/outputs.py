@@ -27,7 +27,6 @@ import dataclasses
 import inspect
 import itertools
 import os
-import re
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -46,7 +45,7 @@ from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef, to_numpy
 from ivytrace_ir.archive import file_mode
 
 from .errors import TranspileError
-from .modulegen import ModuleJob, render_modules
+from .modulegen import ModuleJob, _snake, render_modules
 
 __all__ = [
     "DEFAULT_OUTPUT_DIR",
@@ -83,10 +82,9 @@ class PackageFiles:
 
 
 def snake_name(name: str) -> str:
-    """``ConvNet`` -> ``conv_net``: a package or layer name from a class name."""
-    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    s = re.sub(r"\W+", "_", s).strip("_").lower()
-    return s if s.isidentifier() else f"m_{s}"
+    """``ConvNet`` -> ``conv_net``, ``ReLU`` -> ``relu``: a package or layer name from a
+    class name (``modulegen._snake``)."""
+    return _snake(name)
 
 
 def _plain_tree(tree: TreeDef) -> TreeDef:
@@ -362,16 +360,18 @@ found on stand-in weights, by key (a meta tensor has no values to compare). Cont
 
 def _layouts(module: Any, arrays: dict[str, np.ndarray]) -> dict[str, tuple[str, Any]]:
     """How each stored weight differs from torch's array of the same key: ``("transpose",
-    axes)``, ``("reshape", shape)``, or ``("unknown", None)`` where several axis orders give
-    the same values (a weight of equal entries) or none does. Weights stored as torch holds
-    them are left out. Found by comparing values: the translation folded the rearrangement
-    into the weight (``fold_params``) without recording it; for a tensor on the meta device,
-    taken from :data:`KNOWN_LAYOUTS`. Two entries that are no key are for ``convert.py``:
-    ``"__dtypes__"`` (every weight's stored dtype) and ``"__not_saved__"`` (the buffers torch
-    leaves out of checkpoints, non-persistent: the package's own values are used)."""
+        axes)``, ``("reshape", shape)``, or ``("unknown", None)`` where several axis orders give
+        the same values (a weight of equal entries) or none does. Weights stored as torch holds
+        them are left out. Found by comparing values: the translation folded the rearrangement
+        into the weight (``fold_params``) without recording it; for a tensor on the meta device,
+        taken from :data:`KNOWN_LAYOUTS`. Where several orders move the same data (they differ
+    only in where size-1 axes go: a 1x1 kernel) the one other weights use is recorded. Two entries that are no key are for ``convert.py``:
+        ``"__dtypes__"`` (every weight's stored dtype) and ``"__not_saved__"`` (the buffers torch
+        leaves out of checkpoints, non-persistent: the package's own values are used)."""
     state = module.state_dict()
     known = KNOWN_LAYOUTS.get() or {}
     out: dict[str, tuple[str, Any]] = {}
+    pending: dict[str, list[tuple[int, ...]]] = {}
     for key, stored in arrays.items():
         if key not in state:
             continue
@@ -387,12 +387,18 @@ def _layouts(module: Any, arrays: dict[str, np.ndarray]) -> dict[str, tuple[str,
             for p in itertools.permutations(range(t.ndim))
             if t.transpose(p).shape == stored.shape and np.array_equal(t.transpose(p), stored)
         ]
+        if len(axes) > 1 and t.size > 1 and len({_moved(t.shape, a) for a in axes}) == 1:
+            pending[key] = axes  # orders differing only in where size-1 axes go: one move
+            continue
         if len(axes) == 1 and t.size > 1:
             out[key] = ("transpose", axes[0])
         elif not axes and t.size == stored.size and np.array_equal(t.reshape(stored.shape), stored):
             out[key] = ("reshape", tuple(stored.shape))
         else:
             out[key] = ("unknown", None)
+    seen = [how for kind, how in out.values() if kind == "transpose"]
+    for key, axes in pending.items():  # (a 1x1 kernel) as the weights of its rank are kept
+        out[key] = ("transpose", max(axes, key=lambda a: (seen.count(a), -axes.index(a))))
     unsaved = tuple(
         k
         for prefix, mod in module.named_modules()
@@ -402,6 +408,11 @@ def _layouts(module: Any, arrays: dict[str, np.ndarray]) -> dict[str, tuple[str,
     out["__dtypes__"] = ("dtypes", {k: str(a.dtype) for k, a in arrays.items()})
     out["__not_saved__"] = ("not_saved", unsaved)
     return out
+
+
+def _moved(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    """The order ``axes`` puts the axes longer than 1 of ``shape`` in."""
+    return tuple(a for a in axes if shape[a] != 1)
 
 
 def _converter(layouts: dict[str, tuple[str, Any]]) -> str:

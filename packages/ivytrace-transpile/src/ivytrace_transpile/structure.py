@@ -28,7 +28,14 @@ from typing import Any
 from ivytrace_compile import sanitize
 from ivytrace_ir import LEAF, Graph, Node, TensorSpec, TreeDef, Value, iter_arg_leaves
 
-__all__ = ["ModuleCall", "call_graph", "is_container", "module_calls", "under"]
+__all__ = [
+    "ModuleCall",
+    "call_graph",
+    "hoist_layout_moves",
+    "is_container",
+    "module_calls",
+    "under",
+]
 
 _CONTAINERS = ("Sequential", "ModuleList", "ModuleDict")
 """torch.nn classes that only hold modules (see the module docstring)."""
@@ -99,6 +106,35 @@ def module_calls(graph: Graph, root: Any) -> ModuleCall:
             call = child
         call.nodes.append(i)
     return top
+
+
+def _layout_move(node: Node) -> bool:
+    """Whether ``node`` is a transpose between channels-first and channels-last (what the
+    layout pass puts where a channels-last region ends)."""
+    from .layout import TRANSPOSE_OPS
+
+    if node.op not in TRANSPOSE_OPS or len(node.args) < 2:
+        return False
+    perm = tuple(node.args[1]) if isinstance(node.args[1], (list, tuple)) else ()
+    n = len(perm)
+    if n < 3 or not all(type(a) is int for a in perm):
+        return False
+    return perm in ((0, *range(2, n), 1), (0, n - 1, *range(1, n - 1)))
+
+
+def hoist_layout_moves(graph: Graph, call: ModuleCall) -> None:
+    """Move a layout transpose that ends a child call into its parent (repeatedly, up to
+    the call where the channels-last region ends): the layout pass leaves it in whichever
+    layer happened to be last (the last block of a ResNet), which would make that layer's
+    code differ from its siblings'. The values are unchanged: only which class runs it."""
+    for child in call.children:
+        hoist_layout_moves(graph, child)
+        while len(child.nodes) > 1 or child.children:
+            last = child.last()
+            if last not in child.nodes or not _layout_move(graph.nodes[last]):
+                break
+            child.nodes.remove(last)
+            call.nodes = sorted([*call.nodes, last])
 
 
 def dissolve(call: ModuleCall, child: ModuleCall) -> None:
