@@ -126,6 +126,19 @@ def float_to_int_edges(x):
     return (u * 255.999).to(torch.uint8), (x * 100).to(torch.int32), (u * 127.9).to(torch.int8)
 
 
+def integer_ranges(x):
+    """torch.arange with float bounds and an integer dtype (funnel's
+    arange(0, d // 2, 1.0, dtype=torch.int64); a fractional start and step are truncated)."""
+    n = x.shape[0]
+    return (
+        torch.arange(0, n // 2, 1.0, dtype=torch.int64),
+        torch.arange(-n * 2, n * 2, 1.0, dtype=torch.int64),
+        torch.arange(0, 3, 0.5, dtype=torch.int32),
+        torch.arange(1, n + 0.5, 0.7, dtype=torch.int64),
+        torch.arange(n, dtype=torch.float32) * x,
+    )
+
+
 CASES = {
     "padded_causal_mask": (padded_causal_mask, lambda k: _mask_args(2 + k % 2, 5 + k, 1 + k)),
     "created": (created, lambda k: (torch.randn(3 + k, 4 + 2 * k),)),
@@ -134,6 +147,7 @@ CASES = {
         lambda k: (torch.randn(3 + k), torch.randn(3 + k), torch.randint(0, 3, (3 + k,))),
     ),
     "mixed_dtypes": (mixed_dtypes, lambda k: (torch.randn(4 + k),)),
+    "integer_ranges": (integer_ranges, lambda k: (torch.randn(6 + k),)),
     "float_to_int_edges": (float_to_int_edges, lambda k: (torch.randn(6 + k) * 3,)),
     "bool_math_and_shifts": (
         bool_math_and_shifts,

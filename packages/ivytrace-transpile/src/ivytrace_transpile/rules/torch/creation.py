@@ -16,7 +16,21 @@ def _arange(cx, start, end=None, step=1, *, dtype=None, device=None, layout=None
             requires_grad=False, pin_memory=False, out=None):  # fmt: skip
     if end is None:
         start, end = 0, start
-    return cx.target.arange(start, end, step, cx.out_dtype())
+    dt = cx.out_dtype()
+    floats = [v for v in (start, end, step) if isinstance(v, float)]
+    if dt.startswith(("int", "uint")) and floats:
+        if all(type(v) is float and v.is_integer() for v in floats):
+            # arange(0, n, 1.0, dtype=torch.int64): whole numbers (tensorflow refuses 1.0 for
+            # an integer range); a tracked float takes the float path below
+            start, end, step = (int(v) if type(v) is float else v for v in (start, end, step))
+            return cx.target.arange(start, end, step, dt)
+        # torch counts in double, then steps from int(start) by int(step) in the integer
+        # type (arange(0, 3, 0.5, dtype=torch.int32) is six zeros)
+        t = cx.target
+        r = t.arange(start, end, step, "float64")
+        i = cast_to(cx, t.ew("round", (r - start) / step), dt)
+        return i * int(step) + int(start)
+    return cx.target.arange(start, end, step, dt)
 
 
 @rule("torch.full")
