@@ -281,14 +281,11 @@ def _put(cx, x, index, source, accumulate=False):
     idx = t.reshape(cast_to(cx, index, "int32"), [-1])
     idx = t.where(t.ew("less", idx, t.asarray(0, "int32")), idx + total, idx)
     data = t.reshape(cast_to(cx, source, dt), [-1])
-    m = numel(cx, index)
-    if m == 0:  # guarded
-        return x
+    if not accumulate:  # a plain write, no size decided (an empty index writes nothing)
+        return t.reshape(t.index_update(t.reshape(x, [-1]), idx, data), t.shape(x))
+    # accumulate: every element adds (an empty index adds nothing: no size is decided)
     seg = t.segment_reduce("sum", data, idx, total, dt)
-    count = t.segment_reduce("sum", t.full([m], 1, "int32"), idx, total, "int32")
-    flat = t.reshape(x, [-1])
-    out = _combine(cx, flat, seg, count, "sum", False, bool(accumulate), dt)
-    return t.reshape(out, t.shape(x))
+    return t.reshape(t.reshape(x, [-1]) + seg, t.shape(x))
 
 
 def _mask_gather(cx, mask_flat, values_flat, dt) -> Any:
