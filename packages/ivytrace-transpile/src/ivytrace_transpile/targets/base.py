@@ -6,11 +6,13 @@ A rule is written once, against :class:`Target`'s small vocabulary of primitives
 with its own native calls, which the tracer records while a rule runs: the translated
 graph is made of those native calls.
 
-Elementwise primitives are one call of a native function with the same arguments on
-every target; their native names are read from the op table (:mod:`.optable`, the one
-place that says "exp on tensorflow is ``tensorflow.math.exp``"); a target composes the
-ones it has no native for in an ``ew_<name>`` method. Everything else is a method
-written per target.
+Elementwise primitives (the op table's elementwise ops and activations) are one call of a
+native function with the same arguments on every target; their native names are read from
+the op table (:mod:`..optable`, the one place that says "exp on tensorflow is
+``tensorflow.math.exp``", "relu on jax is ``jax.nn.relu``"); a target composes the ones it
+has no native for (or whose native lacks an argument: tensorflow's ``round`` with
+``decimals``) in an ``ew_<name>`` method, which wins over the table. Everything else is a
+method written per target.
 
 Targets import their framework when they are built, never at module import.
 """
@@ -161,7 +163,7 @@ class Target:
     def _elementwise(self) -> dict[str, Any]:
         table: dict[str, Any] = {}
         for op in optable.unique_ops():
-            if op.category == "elementwise" and self.name in op.natives:
+            if op.category in ("elementwise", "activation") and self.name in op.natives:
                 table[op.name] = op.natives[self.name]
         return table
 

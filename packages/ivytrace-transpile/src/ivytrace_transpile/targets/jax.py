@@ -45,10 +45,6 @@ class JaxTarget(ArrayNamespaceTarget):
     def softmax(self, x: Any, axis: Any) -> Any:
         return native("jax.nn.softmax")(x, axis=axis)
 
-    def ew_relu(self, x: Any) -> Any:
-        """``max(x, 0)`` of a float array."""
-        return native("jax.nn.relu")(x)
-
     def index_update(self, x: Any, pos: Any, values: Any) -> Any:
         # ``x.at[pos].set(values)``, by a public name the tracer records
         return native("jax.numpy.put")(x, pos, values, inplace=False)
@@ -59,11 +55,6 @@ class JaxTarget(ArrayNamespaceTarget):
         if not jax.config.jax_enable_x64:
             return _INT_DOWNCAST_32.get(dtype, dtype)
         return dtype
-
-    def ew_relu6(self, x: Any) -> Any:
-        """``min(max(x, 0), 6)`` of a float array; its gradient is zero at 0 and 6, as
-        torch's (``jnp.maximum`` passes half of it at a tie)."""
-        return native("jax.nn.relu6")(x)
 
     def channel_affine(self, x: Any, scale: Any, shift: Any) -> Any:
         if len(x.shape) <= 2:

@@ -103,11 +103,6 @@ class TensorFlowTarget(Target):
         d = tf.where(same, tf.zeros_like(m), -tf.math.abs(a - b))
         return m + tf.math.log1p(tf.math.exp(d))
 
-    def ew_relu6(self, x: Any) -> Any:
-        """``min(max(x, 0), 6)`` of a float array; its gradient is zero at 0 and 6, as
-        torch's (``tf.math.maximum`` passes all of it at a tie)."""
-        return self.tf.nn.relu6(x)
-
     def segment_reduce(self, kind: str, data: Any, ids: Any, num: int, dtype: str) -> Any:
         """TensorFlow's ``unsorted_segment_{sum,prod,max,min}``; empty segments hold the
         reduction's identity (the dtype's lowest/highest value for max/min)."""
@@ -376,10 +371,6 @@ class TensorFlowTarget(Target):
 
     def repeat(self, x: Any, repeats: Any, axis: int) -> Any:
         return self.tf.repeat(x, repeats, axis=axis)
-
-    def ew_relu(self, x: Any) -> Any:
-        """``max(x, 0)`` of a float array."""
-        return self.tf.nn.relu(x)
 
     def softmax(self, x: Any, axis: Any) -> Any:
         if isinstance(axis, int):
