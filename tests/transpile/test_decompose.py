@@ -197,6 +197,19 @@ def test_grid_sample_reaches_the_core_op_rule(target, mode, padding, align):
 
 
 @pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_grid_sample_of_a_volume(target, mode):
+    def f(x, g):
+        return F.grid_sample(x, g, mode=mode, padding_mode="zeros", align_corners=False)
+
+    def grid(*shape):
+        return torch.rand(*shape, 3) * 2.4 - 1.2
+
+    tc = ivy.transpile(f, target=target, args=(torch.randn(2, 3, 4, 5, 6), grid(2, 3, 4, 2)))
+    _same(f, tc, target, torch.randn(1, 2, 3, 7, 4), grid(1, 2, 3, 5))  # other shapes
+
+
+@pytest.mark.parametrize("target", TARGETS)
 def test_an_in_place_aten_overload_is_a_mutation(target):
     def f(x):
         y = x.clone()

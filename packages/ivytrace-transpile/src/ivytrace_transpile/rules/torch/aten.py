@@ -13,6 +13,9 @@ Keywords about devices and layouts are dropped (``decompose._DROPPED_KWARGS``).
 from __future__ import annotations
 
 import dataclasses
+import functools
+import itertools
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -66,10 +69,11 @@ def _softmax(name: str) -> Callable[..., Any]:
     return rule
 
 
-def _grid_sampler_2d(cx, x, grid, interpolation_mode, padding_mode, align_corners):
-    """``aten.grid_sampler_2d`` (what ``F.grid_sample`` decomposes into; a core op):
-    bilinear or nearest sampling of ``x`` (N, C, H, W) at ``grid`` (N, Ho, Wo, 2) in
-    [-1, 1], zeros or border padding, as gathers from the flattened image."""
+def _grid_sampler(cx, x, grid, interpolation_mode, padding_mode, align_corners):
+    """``aten.grid_sampler_2d`` / ``_3d`` (what ``F.grid_sample`` decomposes into; core
+    ops): bilinear / trilinear or nearest sampling of ``x`` (N, C, *S) at ``grid``
+    (N, *O, k) in [-1, 1] (``grid[..., 0]`` runs along the last axis of S), zeros or border
+    padding, as gathers from the flattened image; every size is read from the arrays."""
     if interpolation_mode not in (0, 1) or padding_mode not in (0, 1):
         raise NotImplementedError(
             "grid_sample with mode='bicubic' or padding_mode='reflection' has no rule yet"
@@ -77,58 +81,53 @@ def _grid_sampler_2d(cx, x, grid, interpolation_mode, padding_mode, align_corner
     t = cx.target
     fdt = cx.dtype_of(x)
     idt = t.canonical_dtype("int64")
-    n, c, h, w = t.shape(x)
-    _, ho, wo, _ = t.shape(grid)
-    gx, gy = t.getitem(grid, (Ellipsis, 0)), t.getitem(grid, (Ellipsis, 1))
+    xs, gs = t.shape(x), t.shape(grid)
+    n, c, sizes = xs[0], xs[1], list(xs[2:])  # spatial sizes, outermost first
+    k = len(sizes)
+    m = functools.reduce(operator.mul, gs[1:-1], 1)  # sample points per batch entry
+    strides = [functools.reduce(operator.mul, sizes[d + 1 :], 1) for d in range(k)]
 
-    def unnormalize(g, size):
-        if align_corners:
-            return (g + 1.0) * ((size - 1) / 2.0)
-        return ((g + 1.0) * size - 1.0) / 2.0
+    coords = []  # per spatial axis (outermost first): where each point falls, in pixels
+    for d, size in enumerate(sizes):
+        g = t.getitem(grid, (Ellipsis, k - 1 - d))
+        p = (g + 1.0) * ((size - 1) / 2.0) if align_corners else ((g + 1.0) * size - 1.0) / 2.0
+        if padding_mode == 1:  # border: coordinates clipped into the image
+            p = t.ew("clip", p, 0.0, size - 1.0)
+        coords.append(t.ew("clip", p, -2.0, size + 1.0))  # finite and small before int
+    flat = t.reshape(x, (n, c, functools.reduce(operator.mul, sizes, 1)))
 
-    ix, iy = unnormalize(gx, w), unnormalize(gy, h)
-    if padding_mode == 1:  # border: coordinates clipped into the image
-        ix = t.ew("clip", ix, 0.0, w - 1.0)
-        iy = t.ew("clip", iy, 0.0, h - 1.0)
-    # far-away coordinates kept finite and small before they become integers
-    ix, iy = t.ew("clip", ix, -2.0, w + 1.0), t.ew("clip", iy, -2.0, h + 1.0)
-    flat = t.reshape(x, (n, c, h * w))
-
-    def corner(xf, yf):
-        xi, yi = t.cast(xf, idt), t.cast(yf, idt)
-        inside = t.ew(
-            "logical_and",
-            t.ew("logical_and", t.ew("greater_equal", xi, 0), t.ew("less", xi, w)),
-            t.ew("logical_and", t.ew("greater_equal", yi, 0), t.ew("less", yi, h)),
-        )
-        xi, yi = t.ew("clip", xi, 0, w - 1), t.ew("clip", yi, 0, h - 1)
-        idx = t.reshape(yi * w + xi, (n, 1, ho * wo))
-        vals = t.take_along_axis(flat, t.broadcast_to(idx, (n, c, ho * wo)), 2)
-        keep = t.cast(t.reshape(inside, (n, 1, ho * wo)), fdt)
-        return vals * keep
+    def corner(points):
+        idx, inside = None, None
+        for d, (pf, size) in enumerate(zip(points, sizes)):
+            pi = t.cast(pf, idt)
+            ok = t.ew("logical_and", t.ew("greater_equal", pi, 0), t.ew("less", pi, size))
+            inside = ok if inside is None else t.ew("logical_and", inside, ok)
+            term = t.ew("clip", pi, 0, size - 1) * strides[d]
+            idx = term if idx is None else idx + term
+        idx = t.reshape(idx, (n, 1, m))
+        vals = t.take_along_axis(flat, t.broadcast_to(idx, (n, c, m)), 2)
+        return vals * t.cast(t.reshape(inside, (n, 1, m)), fdt)
 
     if interpolation_mode == 1:  # nearest (half to even, as torch's nearbyint)
-        out = corner(t.ew("round", ix), t.ew("round", iy))
+        out = corner([t.ew("round", p) for p in coords])
     else:
-        x0, y0 = t.ew("floor", ix), t.ew("floor", iy)
-        x1, y1 = x0 + 1.0, y0 + 1.0
-        wx1, wy1 = ix - x0, iy - y0
-        wx0, wy0 = 1.0 - wx1, 1.0 - wy1
-
-        def weight(a, b):
-            return t.reshape(a * b, (n, 1, ho * wo))
-
-        out = (
-            corner(x0, y0) * weight(wx0, wy0)
-            + corner(x1, y0) * weight(wx1, wy0)
-            + corner(x0, y1) * weight(wx0, wy1)
-            + corner(x1, y1) * weight(wx1, wy1)
-        )
-    return t.reshape(out, (n, c, ho, wo))
+        lows = [t.ew("floor", p) for p in coords]
+        fracs = [p - lo for p, lo in zip(coords, lows)]
+        out = None
+        for pick in itertools.product((0, 1), repeat=k):
+            points = [lo + 1.0 if b else lo for lo, b in zip(lows, pick)]
+            w = None
+            for fr, b in zip(fracs, pick):
+                wd = fr if b else 1.0 - fr
+                w = wd if w is None else w * wd
+            term = corner(points) * t.reshape(w, (n, 1, m))
+            out = term if out is None else out + term
+    return t.reshape(out, (n, c, *gs[1:-1]))
 
 
 _OWN: Mapping[str, Callable[..., Any]] = {
-    "grid_sampler_2d.default": _grid_sampler_2d,
+    "grid_sampler_2d.default": _grid_sampler,
+    "grid_sampler_3d.default": _grid_sampler,
     "slice.Tensor": _slice,
     "copy.default": _copy,
     "_linalg_check_errors.default": _no_check,
