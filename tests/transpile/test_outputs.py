@@ -569,6 +569,35 @@ def test_output_dir_writes_on_translation_and_save_refuses_before_one(tmp_path):
     ]
 
 
+def test_transpiling_a_module_or_class_writes_translated_outputs_by_default(tmp_path, monkeypatch):
+    """The seed: the translated class "is immediately available for use after the
+    ivy.transpile call ... but the generated source code is also saved into the
+    Translated_Outputs/ directory". Not for a function, nor with output_dir=False or
+    IVYTRACE_NO_OUTPUTS=1 (which tests/conftest.py sets for the suite)."""
+    import tensorflow as tf
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("IVYTRACE_NO_OUTPUTS", raising=False)
+    torch.manual_seed(0)
+    x = torch.randn(2, 3)
+    tf_net = ivy.transpile(Network().eval(), target="tensorflow", args=(x,))
+    assert np.asarray(tf_net(tf.constant(x.numpy()))).shape == (2, 5)  # usable at once
+    pkg = tmp_path / "Translated_Outputs" / "network_tensorflow"
+    assert (pkg / "model.py").is_file() and (pkg / "weights.safetensors").is_file()
+    TFNetwork = ivy.transpile(Network, target="tensorflow")  # a class: on its first call
+    TFNetwork()(tf.constant(x.numpy()))
+    assert (pkg / "model.py").is_file()
+    ivy.transpile(mix, target="numpy", args=(torch.randn(2, 5), torch.randn(2, 3)))
+    assert sorted(p.name for p in (tmp_path / "Translated_Outputs").iterdir()) == [
+        "network_tensorflow"
+    ]
+    monkeypatch.chdir(tmp_path / "Translated_Outputs")
+    ivy.transpile(Network().eval(), target="jax", args=(x,), output_dir=False)
+    monkeypatch.setenv("IVYTRACE_NO_OUTPUTS", "1")
+    ivy.transpile(Network().eval(), target="numpy", args=(x,))
+    assert not (tmp_path / "Translated_Outputs" / "Translated_Outputs").exists()
+
+
 @pytest.mark.parametrize("model", ("network", "conv_net"))
 def test_a_class_translated_to_tensorflow_is_a_keras_layer_that_fine_tunes(model):
     """``ivy.transpile(Network, target="tensorflow")`` is a Keras layer class: its weights

@@ -16,7 +16,7 @@ import sys
 import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ivytrace_compile import CompiledGraph, compile_graph
 from ivytrace_intercept import trace
@@ -449,6 +449,23 @@ def _class_translation(
     )
 
 
+NO_OUTPUTS_ENV = "IVYTRACE_NO_OUTPUTS"
+"""Set to ``1``: :func:`transpile` writes no package unless given ``output_dir``."""
+
+
+def _output_dir(obj: Any, output_dir: Any) -> Any:
+    """Where :func:`transpile` writes ``obj``'s packages (None: nowhere)."""
+    if output_dir is False:
+        return None
+    if output_dir is not None:
+        return output_dir
+    if os.environ.get(NO_OUTPUTS_ENV, "").strip() not in ("", "0"):
+        return None
+    if isinstance(obj, type) or callable(getattr(obj, "named_parameters", None)):
+        return DEFAULT_OUTPUT_DIR
+    return None
+
+
 def transpile(
     *objs: Any,
     source: str | None = None,
@@ -456,7 +473,7 @@ def transpile(
     args: tuple[Any, ...] | list[Any] | None = None,
     kwargs: dict[str, Any] | None = None,
     validate: bool = True,
-    output_dir: str | os.PathLike[str] | None = None,
+    output_dir: str | os.PathLike[str] | Literal[False] | None = None,
 ) -> Any:
     """Translate torch code into ``target`` (``"tensorflow"``, ``"jax"`` or ``"numpy"``);
     numpy and jax code too, as far as their rule table reaches (elementwise ops,
@@ -472,8 +489,12 @@ def transpile(
     With ``args``/``kwargs`` (example inputs, of any framework) the translation is made
     and validated now; without, on the first call. Several objects give a tuple.
 
-    With ``output_dir`` each translation is also written there as a package of the target
-    framework (see :meth:`TranslatedCallable.save`); by default nothing is written.
+    Each translation of a class or module is also written as a package of the target
+    framework (see :meth:`TranslatedCallable.save`) into ``output_dir``, by default
+    ``Translated_Outputs/`` in the working directory, as the seed promises: edit it by hand
+    or import it without torch. ``output_dir=False`` (or the environment variable
+    ``IVYTRACE_NO_OUTPUTS=1``, which the test suite sets) writes nothing; a function is
+    written only where ``output_dir`` is given.
     A module in training mode is translated unless its trace depends on the mode (a
     dropout that draws, batch norm on batch statistics): then call ``.eval()`` first.
 
@@ -509,6 +530,8 @@ def transpile(
             for o in objs
         )
     (obj,) = objs
+    meta_dir = output_dir if output_dir is not False else None
+    output_dir = _output_dir(obj, output_dir)
     if source is not None and source not in _SOURCES:
         alias = {"pytorch": "torch", "tf": "tensorflow", "np": "numpy", "keras": "tensorflow"}
         hint = f"did you mean source={alias[source.lower()]!r}? " if source.lower() in alias else ""
@@ -535,7 +558,7 @@ def transpile(
     if src == "torch" and _is_meta_module(obj):  # no weights to call with: source only
         from .meta import transpile_meta
 
-        out = DEFAULT_OUTPUT_DIR if output_dir is None else output_dir
+        out = DEFAULT_OUTPUT_DIR if meta_dir is None else meta_dir
         return transpile_meta(
             obj, target=target, args=args, kwargs=kwargs, output_dir=out, validate=validate
         )
