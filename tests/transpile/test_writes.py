@@ -494,3 +494,20 @@ def test_write_only_read_through_its_view_translates():
     np.testing.assert_allclose(
         np.asarray(t(to_target(x, get_target("jax")))), written_view_only(x).numpy(), rtol=1e-6
     )
+
+
+class _Accumulates(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("acc", torch.zeros(3))
+
+    def forward(self, x):
+        self.acc.add_(x.sum(0))
+        return x + self.acc
+
+
+def test_write_to_module_state_is_refused():
+    """A buffer written in place in eval mode: torch accumulates across calls, a translated
+    function cannot; refused naming the write and its line."""
+    with pytest.raises(TranspileError, match=r"add_ at .*test_writes.py:\d+.*parameter or buffer"):
+        ivy.transpile(_Accumulates().eval(), target="jax", args=(R(2, 3),))

@@ -239,6 +239,7 @@ class _Builder:
         self.poison: dict[Any, str] = {}  # base key -> why its newest value is unknown
         self.fresh: dict[tuple[Any, int], Any] = {}  # (key, version) -> regenerated arg
         self.changed = False
+        self.state: set[Any] = set()  # arrays read from module state (parameters, buffers)
 
     # ---- values
     def new_value(self, spec: Any) -> Value:
@@ -311,6 +312,8 @@ class _Builder:
             return
         new = self.substituted(node)
         self.nodes.append(new)
+        if node.op in _STRUCTURAL_READS:
+            self.state.update(v.id for v in node.outputs if isinstance(v.spec, TensorSpec))
         for v in node.outputs:
             if not isinstance(v.spec, TensorSpec):
                 continue
@@ -360,6 +363,12 @@ class _Builder:
         target = written[0]
         tk = _key(target)
         self.track(tk)
+        if self.base[tk] in self.state:
+            raise TranspileError(
+                f"{node.op}{_where(node)} writes a parameter or buffer of the module in place; "
+                "a translated function keeps no state between calls, so it would differ from "
+                "torch from the second call on: compute the new value and return it instead"
+            )
         new = self.substituted(node)
         self.nodes.append(new)
         if len(node.outputs) != 1:
