@@ -511,3 +511,21 @@ def test_write_to_module_state_is_refused():
     function cannot; refused naming the write and its line."""
     with pytest.raises(TranspileError, match=r"add_ at .*test_writes.py:\d+.*parameter or buffer"):
         ivy.transpile(_Accumulates().eval(), target="jax", args=(R(2, 3),))
+
+
+def test_writes_jit_on_jax():
+    """Writes (a slice, index arrays, through a view) translate to jax code that jits: the
+    update is ``jnp.put(..., inplace=False)`` at computed positions, no value-dependent
+    shape."""
+    import jax
+
+    tgt = get_target("jax")
+    for fn, example in (
+        (set_slice, [R(3, 4)]),
+        (set_two_index_arrays, [R(4, 5), torch.tensor([0, 2]), torch.tensor([1, 4])]),
+        (diagonal_fill, [R(3, 3)]),
+    ):
+        t = ivy.transpile(fn, target="jax", args=tuple(a.clone() for a in example))
+        jitted = jax.jit(lambda *a, t=t: t(*a))
+        got = np.asarray(jitted(*[to_target(a, tgt) for a in example]))
+        np.testing.assert_allclose(got, fn(*[a.clone() for a in example]).numpy(), rtol=1e-6)
