@@ -134,6 +134,10 @@ def int_tensor_and_none(x, i):
     return x[:, None, i, None]
 
 
+def mask_0d(x):
+    return x[x.sum() > 0], x[True], x[1, False]
+
+
 def gather_rows_and_write_back(x, i):
     y = x.clone()
     y[i[:, None], torch.arange(x.shape[1])] = x[i] * 2
@@ -218,6 +222,7 @@ CASES = {
         [R(2, 3, 4), _i(0, 2)],
         [[R(3, 4, 2), _i(3, 1, 0)]],
     ),
+    "mask_0d": (mask_0d, [R(3, 4)], [[R(5, 2)], [-R(5, 2).abs()]]),
     "gather_rows_and_write_back": (
         gather_rows_and_write_back,
         [R(5, 3), _i(0, 4)],

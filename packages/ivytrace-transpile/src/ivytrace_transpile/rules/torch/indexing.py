@@ -30,13 +30,11 @@ def _key_entries(cx, x, key) -> list[tuple[str, Any]]:
             out.append(("ellipsis", None))
         elif isinstance(k, slice):
             out.append(("slice", k))
-        elif isinstance(k, bool):
-            raise NotImplementedError("indexing with a Python bool")
+        elif isinstance(k, bool):  # a new dim of size 1 (True) or 0 (False)
+            out.append(("mask", (t.asarray(k, "bool"), 0)))
         elif is_array(k):
             rank = len(t.shape(k))
             if cx.dtype_of(k) == "bool":
-                if rank == 0:
-                    raise NotImplementedError("indexing with a 0-d boolean tensor")
                 out.append(("mask", (k, rank)))
             else:
                 out.append(("index", k))
@@ -92,6 +90,12 @@ def index_read(cx, x, key) -> Any:
             d += 1
         else:  # a mask over ``rank`` dims: its coordinates, one index per dim
             mask, rank = v
+            if rank == 0:  # a 0-d mask adds a dim, kept once where it is True
+                basic.append(None)
+                coords = t.nonzero(t.reshape(mask, [1]))
+                picks.append((d, t.getitem(coords, (slice(None), 0)), True))
+                d += 1
+                continue
             basic.extend([slice(None)] * rank)
             coords = t.nonzero(mask)
             for j in range(rank):
@@ -177,7 +181,7 @@ def index_write(cx, x, key, value, dtype: str) -> Any:
 @rule("torch.Tensor.__getitem__")
 def _getitem(cx, x, key):
     keys = key if isinstance(key, tuple) else (key,)
-    if not any(is_array(k) or isinstance(k, list) for k in keys):
+    if not any(is_array(k) or isinstance(k, list | bool) for k in keys):
         return cx.target.getitem(x, key)
     return index_read(cx, x, key)
 
