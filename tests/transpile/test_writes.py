@@ -329,6 +329,14 @@ def padded_mask(x):
     return x * mask
 
 
+def tracked_bounds(x):
+    y = x.clone()
+    n = x.shape[1] // 2
+    y[:, n:] = 0.0
+    y[x.shape[0] - 1, :n] += 1.0
+    return y
+
+
 def clamp_on_slice(x):
     y = x.clone()
     y[:, 1:].clamp_(min=0)
@@ -418,6 +426,7 @@ CASES = {
     "causal_mask_loop": (causal_mask_loop, [R(2, 4, 4)], [[R(3, 4, 4)]]),  # n unrolled
     "out_column_loop": (out_column_loop, [R(2, 3, 4)], [[R(5, 2, 4)]]),  # t unrolled
     "padded_mask": (padded_mask, [R(2, 5)], [[R(2, 5)]]),  # lengths are the code's
+    "tracked_bounds": (tracked_bounds, [R(3, 4)], [[R(5, 7)], [R(2, 10)]]),
     "clamp_on_slice": (clamp_on_slice, [R(3, 4)], [[R(5, 2)]]),
     "relu_inplace_after_view": (relu_inplace_after_view, [R(2, 3, 4)], [[R(5, 3, 2)]]),
 }
