@@ -149,15 +149,16 @@ RESIZED = {
         [R(2, 4, 3)],
         [R(5, 4, 3)],
     ),
-}
-
-# computations that depend on the size itself: the call is refused, not answered wrongly
-GUARDED = {
+    # source positions computed from the tracked sizes (nearest and linear modes)
     "interpolate (spatial)": (
         lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"),
         [R(1, 2, 3, 4)],
         [R(1, 2, 5, 4)],
     ),
+}
+
+# computations that depend on the size itself: the call is refused, not answered wrongly
+GUARDED = {
     "chunk": (lambda x: torch.chunk(x, 3), [R(6, 2)], [R(4, 2)]),
     "combinations": (torch.combinations, [R(3)], [R(4)]),
     "pdist": (torch.pdist, [R(3, 2)], [R(4, 2)]),

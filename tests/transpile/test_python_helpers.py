@@ -55,6 +55,18 @@ def pyramid(x):
     return [lv.mean(dim=(-2, -1)) for lv in levels]
 
 
+def resized_pyramid(x):
+    """An image pyramid of resized levels: sizes from math.floor / math.ceil of the image
+    size, and a scale factor, bilinear and nearest."""
+    h, w = x.shape[-2:]
+    levels = []
+    for f in (1.5, 2.0):
+        size = (math.floor(h / f), math.ceil(w / f))
+        levels.append(F.interpolate(x, size=size, mode="bilinear", align_corners=False))
+        levels.append(F.interpolate(x, scale_factor=1 / f, mode="nearest"))
+    return [lv.mean(dim=(-2, -1)) * lv.shape[-1] for lv in levels]
+
+
 def promoted_sum(x, y):
     """A helper computing its dtype with promote_types, as library code does."""
     dt = torch.promote_types(x.dtype, y.dtype)
@@ -86,6 +98,7 @@ def scaled_by_its_max(x):
 
 CASES = {
     "pyramid": (pyramid, lambda n: (torch.randn(1, 2, 11 + n, 8 + 2 * n),)),
+    "resized_pyramid": (resized_pyramid, lambda n: (torch.randn(1, 2, 12 + n, 9 + 2 * n),)),
     "promoted_sum": (
         promoted_sum,
         lambda n: (torch.randint(-5, 5, (3 + n, 4 + n)), torch.randn(3 + n, dtype=torch.float64)),

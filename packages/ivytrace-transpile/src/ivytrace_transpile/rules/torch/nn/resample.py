@@ -3,6 +3,8 @@ pixel/channel shuffles."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..._common import arg_rank
@@ -116,6 +118,11 @@ def _interpolate(cx, x, size=None, scale_factor=None, mode="nearest", align_corn
     t, dt = cx.target, cx.out_dtype()
     rank = arg_rank(cx)
     nd = rank - 2
+    kind = {"bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    if kind in ("nearest", "nearest-exact", "linear") and dt.startswith("float"):
+        return _interpolate_gather(
+            cx, x, size, scale_factor, kind, bool(align_corners), recompute_scale_factor
+        )
     # the resampling matrices depend on the spatial sizes: guarded (batch, channels free);
     # the output sizes follow from them and the static arguments
     in_sizes = list(cx.static_shape(x, range(2, rank)))
@@ -128,6 +135,48 @@ def _interpolate(cx, x, size=None, scale_factor=None, mode="nearest", align_corn
     for i in range(nd):
         m = _interp_matrix(kind, in_sizes[i], out_sizes[i], bool(align_corners), scales[i])
         x = _axis_matrix(t, x, 2 + i, m, rank, dt)
+    return x
+
+
+def _interpolate_gather(cx, x, size, scale_factor, kind, align_corners, recompute):
+    """Nearest and linear interpolation as gathers along each spatial axis, with source
+    positions computed from the tracked sizes as torch computes them (float32 positions,
+    ``floor``, clamped at the edges): no size is baked, so a translation made at one image
+    size answers at another."""
+    t = cx.target
+    rank = arg_rank(cx)
+    nd = rank - 2
+    in_sizes = list(t.shape(x))[2:]
+    if size is not None:
+        out_sizes = list(size) if isinstance(size, list | tuple) else [size] * nd
+    else:
+        sf = scale_factor if isinstance(scale_factor, list | tuple) else [scale_factor] * nd
+        out_sizes = [math.floor(n * float(f)) for n, f in zip(in_sizes, sf)]
+    scales = [None] * nd
+    if scale_factor is not None and not recompute:
+        sf = scale_factor if isinstance(scale_factor, list | tuple) else [scale_factor] * nd
+        scales = [float(f) for f in sf]
+    for i in range(nd):
+        n_in, n_out, axis = in_sizes[i], out_sizes[i], 2 + i
+        if kind == "linear" and align_corners:
+            ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        else:
+            ratio = 1.0 / scales[i] if scales[i] else n_in / n_out
+        dst = t.arange(0, n_out, 1, "float32")
+        last = n_in - 1
+        if kind != "linear":
+            src = t.ew("floor", (dst + 0.5 if kind == "nearest-exact" else dst) * ratio)
+            idx = t.ew("minimum", t.cast(src, "int32"), t.asarray(last, "int32"))
+            x = t.take(x, idx, axis)
+            continue
+        src = dst * ratio if align_corners else (dst + 0.5) * ratio - 0.5
+        if not align_corners:
+            src = t.ew("maximum", src, t.asarray(0.0, "float32"))
+        i0 = t.ew("minimum", t.cast(t.ew("floor", src), "int32"), t.asarray(last, "int32"))
+        i1 = t.ew("minimum", i0 + 1, t.asarray(last, "int32"))
+        lam = src - t.cast(i0, "float32")
+        lam = t.reshape(t.cast(lam, cx.out_dtype()), [-1] + [1] * (rank - 1 - axis))
+        x = t.take(x, i0, axis) * (1.0 - lam) + t.take(x, i1, axis) * lam
     return x
 
 
