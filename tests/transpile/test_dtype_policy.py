@@ -139,6 +139,12 @@ def integer_ranges(x):
     )
 
 
+def resized_mask(x):
+    """Nearest resizing of a uint8 image (torchvision's resize of masks)."""
+    h, w = x.shape[-2:]
+    return F.interpolate(x, size=(h // 2 + 1, w * 2), mode="nearest")
+
+
 CASES = {
     "padded_causal_mask": (padded_causal_mask, lambda k: _mask_args(2 + k % 2, 5 + k, 1 + k)),
     "created": (created, lambda k: (torch.randn(3 + k, 4 + 2 * k),)),
@@ -148,6 +154,10 @@ CASES = {
     ),
     "mixed_dtypes": (mixed_dtypes, lambda k: (torch.randn(4 + k),)),
     "integer_ranges": (integer_ranges, lambda k: (torch.randn(6 + k),)),
+    "resized_mask": (
+        resized_mask,
+        lambda k: (torch.randint(0, 255, (1, 1, 6 + k, 5 + 2 * k), dtype=torch.uint8),),
+    ),
     "float_to_int_edges": (float_to_int_edges, lambda k: (torch.randn(6 + k) * 3,)),
     "bool_math_and_shifts": (
         bool_math_and_shifts,

@@ -119,7 +119,7 @@ def _interpolate(cx, x, size=None, scale_factor=None, mode="nearest", align_corn
     rank = arg_rank(cx)
     nd = rank - 2
     kind = {"bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
-    if kind in ("nearest", "nearest-exact", "linear") and dt.startswith("float"):
+    if kind in ("nearest", "nearest-exact") or (kind == "linear" and dt.startswith("float")):
         return _interpolate_gather(
             cx, x, size, scale_factor, kind, bool(align_corners), recompute_scale_factor
         )
