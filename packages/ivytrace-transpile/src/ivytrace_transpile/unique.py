@@ -49,6 +49,15 @@ NOT_UNIQUE: Mapping[str, tuple[int, ...] | None] = MappingProxyType(
         "torch.Tensor.qr": _ALL,
         "torch.geqrf": _ALL,
         "torch.Tensor.geqrf": _ALL,
+        # (values, indices): among equal values the order of the indices is torch's
+        # choice (its default sort is not stable; topk's tie-break is unspecified).
+        # Mixture-of-experts routing sorts expert ids with ties and undoes the order.
+        "torch.sort": (1,),
+        "torch.Tensor.sort": (1,),
+        "torch.argsort": _ALL,
+        "torch.Tensor.argsort": _ALL,
+        "torch.topk": (1,),
+        "torch.Tensor.topk": (1,),
         # randomised low-rank factorisations: the factors, up to sign / basis
         "torch.svd_lowrank": (0, 2),
         "torch.pca_lowrank": (0, 2),

@@ -208,3 +208,49 @@ def _multi_dot(cx, tensors, *, out=None):
     if last_vec:
         return t.squeeze(y, -1)
     return y
+
+
+def _group_mask(cx, offs, length, dt):
+    """(G, length) of ``dt``: 1 where position ``p`` lies in group ``g``, that is
+    ``offs[g-1] <= p < offs[g]`` (``offs[-1] = 0``); positions past ``offs[-1]`` are in no
+    group. Read from the offsets array at run time: neither the offsets nor ``length`` (a
+    tracked size) is baked."""
+    t = cx.target
+    end = t.cast(offs, "int64")
+    start = t.concat([t.full([1], 0, "int64"), t.getitem(end, (slice(None, -1),))], 0)
+    pos = t.expand_dims(t.arange(0, length, 1, "int64"), 0)
+    inside = t.ew(
+        "logical_and",
+        t.ew("greater_equal", pos, t.expand_dims(start, 1)),
+        t.ew("less", pos, t.expand_dims(end, 1)),
+    )
+    return t.cast(inside, dt)
+
+
+@rule("torch._grouped_mm", "torch.nn.functional.grouped_mm")
+def _grouped_mm(cx, mat_a, mat_b, offs=None, bias=None, out_dtype=None):
+    """Grouped matmul (mixture-of-experts). 3-d x 3-d: one matmul per group. With ``offs``
+    (cumulative group ends) a 2-d operand is cut into groups along its jagged axis: 2-d x
+    3-d rows of ``mat_a`` (-> (S, N)), 2-d x 2-d the shared K axis (-> (G, M, N)), 3-d x 2-d
+    the columns of ``mat_b`` (-> (M, N)). Each is a product weighted by the 0/1 group mask
+    computed from ``offs`` in the translated graph, so new token counts per group need no
+    retranslation; positions past ``offs[-1]`` (torch leaves them unset) come out 0."""
+    t, dt = cx.target, cx.out_dtype()
+    if bias is not None:
+        raise NotImplementedError("_grouped_mm with a bias (torch's CPU kernel has none)")
+    a, b = cast_to(cx, mat_a, dt), cast_to(cx, mat_b, dt)
+    ra, rb = arg_rank(cx, 0), arg_rank(cx, 1)
+    if ra == 3 and rb == 3:
+        return t.matmul(a, b)
+    if offs is None:
+        raise NotImplementedError("_grouped_mm of a 2-d operand needs offs")
+    if ra == 2 and rb == 3:
+        mask = _group_mask(cx, offs, t.shape(a)[0], dt)
+        return t.einsum("sk,gkn,gs->sn", a, b, mask)
+    if ra == 2 and rb == 2:
+        mask = _group_mask(cx, offs, t.shape(a)[1], dt)
+        return t.einsum("mk,gk,kn->gmn", a, mask, b)
+    if ra == 3 and rb == 2:
+        mask = _group_mask(cx, offs, t.shape(b)[1], dt)
+        return t.einsum("gmk,kn,gn->mn", a, b, mask)
+    raise NotImplementedError(f"_grouped_mm of ranks {ra} and {rb}")
