@@ -138,6 +138,11 @@ def mask_0d(x):
     return x[x.sum() > 0], x[True], x[1, False]
 
 
+def where_one_argument(x):
+    rows, cols = torch.where(x > 0)
+    return x[rows, cols] * 2, x.where(x > 0, -x)
+
+
 def gather_rows_and_write_back(x, i):
     y = x.clone()
     y[i[:, None], torch.arange(x.shape[1])] = x[i] * 2
@@ -223,6 +228,7 @@ CASES = {
         [[R(3, 4, 2), _i(3, 1, 0)]],
     ),
     "mask_0d": (mask_0d, [R(3, 4)], [[R(5, 2)], [-R(5, 2).abs()]]),
+    "where_one_argument": (where_one_argument, [R(3, 4)], [[R(5, 2)]]),
     "gather_rows_and_write_back": (
         gather_rows_and_write_back,
         [R(5, 3), _i(0, 4)],

@@ -85,8 +85,8 @@ def _fmod(cx, a, b):
 
 @rule("torch.where")
 def _where(cx, cond, a=None, b=None):
-    if a is None:
-        raise NotImplementedError("torch.where(cond) with one argument")
+    if a is None:  # the coordinates of the True elements, one array per dim (eager only)
+        return TORCH_RULES["torch.nonzero"](cx, cond, as_tuple=True)
     dt = cx.out_dtype()
     a, b = cast_to(cx, a, dt), cast_to(cx, b, dt)
     if not is_array(a):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._common import arg_rank, arr, broadcast_shape, cast_to, dim_axes, is_array, numel, ref_rank
-from ..registry import rule
+from ..registry import TORCH_RULES, rule
 
 __all__ = ["index_read", "index_write"]
 
@@ -225,6 +225,12 @@ def _masked_fill(cx, x, mask, value):
     t, dt = cx.target, cx.out_dtype()
     v = arr(cx, value, dt)
     return t.where(mask, v, x)
+
+
+@rule("torch.Tensor.where")
+def _tensor_where(cx, x, condition, y):
+    """``x.where(cond, y)``: ``torch.where(cond, x, y)``."""
+    return TORCH_RULES["torch.where"](cx, condition, x, y)
 
 
 @rule("torch.take", method=True)
