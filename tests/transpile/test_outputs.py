@@ -839,3 +839,26 @@ def test_a_torch_checkpoint_converts_to_the_package_layout_without_torch(tmp_pat
     with torch.no_grad():
         want = other(x).numpy()
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), want, atol=1e-4)
+
+
+def test_gpt2_with_its_default_config_is_refused_at_transpile_time_naming_the_cache(tmp_path):
+    """GPT-2's default config returns a DynamicCache (use_cache=True): an object no written
+    package can hold, and one the translation would hand back stale. It is refused when
+    translating, naming the output and what to pass, not when saving; with use_cache=False
+    the same model translates and saves."""
+    import transformers as hf
+
+    torch.manual_seed(0)
+    net = hf.GPT2Model(
+        hf.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=2, n_positions=64)
+    ).eval()
+    ids = torch.randint(0, 100, (1, 5))
+    with (
+        pytest.warns(UserWarning),
+        pytest.raises(
+            ivy.TranspileError, match=r"'past_key_values' = a .*DynamicCache.*use_cache=False"
+        ),
+    ):
+        ivy.transpile(net, target="tensorflow", kwargs={"input_ids": ids})
+    tn = ivy.transpile(net, target="tensorflow", kwargs={"input_ids": ids, "use_cache": False})
+    assert (tn.save(tmp_path) / "model.py").is_file()

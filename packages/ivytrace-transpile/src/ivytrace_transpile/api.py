@@ -119,6 +119,7 @@ class TranslatedCallable:
                     raise
                 raise err from exc
             _refuse_training_dependence(self._fn, res.graph)
+            _refuse_live_outputs(self.__name__, res.graph.out_tree)
             graph = run_pipeline(
                 res.graph, default_pipeline(array_caching=False, drawn=res.drawn, within_calls=True)
             )
@@ -447,6 +448,27 @@ def _class_translation(
             "__doc__": f"{cls.__name__} translated to {target}.",
         },
     )
+
+
+_PLAIN_OUTPUTS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
+
+
+def _refuse_live_outputs(name: str, tree: Any, where: str = "") -> None:
+    """Refuse, now, a translation that returns an object ivytrace cannot see into (a
+    transformers ``DynamicCache``): it would hand back the one object made while tracing,
+    stale at any other input, and no written package could hold it."""
+    if tree.kind == "static" and not isinstance(tree.value, _PLAIN_OUTPUTS):
+        cls = type(tree.value)
+        raise TranspileError(
+            f"{name!r} returns {where or 'its output'} = a {cls.__module__}.{cls.__qualname__}, "
+            "an object ivytrace cannot see into: its translation would hand back the one made "
+            "while tracing (stale at other inputs) and no package can hold it. For a "
+            "transformers model pass use_cache=False (or set config.use_cache = False); "
+            "otherwise return the arrays it holds"
+        )
+    keys = tree.keys if tree.keys else range(len(tree.children))
+    for key, child in zip(keys, tree.children, strict=False):
+        _refuse_live_outputs(name, child, f"{where}[{key!r}]" if where else repr(key))
 
 
 NO_OUTPUTS_ENV = "IVYTRACE_NO_OUTPUTS"
