@@ -378,6 +378,8 @@ class TensorFlowTarget(Target):
         return super().softmax(x, axis)
 
     def reduce(self, kind: str, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        if kind in ("max", "min") and x.dtype == self.tf.bool:  # tensorflow: no max of bools
+            kind = "any" if kind == "max" else "all"
         fn = getattr(self.tf.math, "reduce_" + kind)
         if isinstance(axis, tuple):
             axis = list(axis)
