@@ -270,6 +270,7 @@ class TorchInterceptor:
         rec.result_splitters.append(self._split_size)
         rec.unknown_array.append(self._bind_parameter)
         rec.unknown_array.append(self._bind_from_numpy)
+        rec.unknown_array.append(self._bind_alias)
         rec.unknown_array.append(self._refuse_made)
         rec.snapshot["torch"] = lambda t: t.detach().clone()
 
@@ -391,6 +392,27 @@ class TorchInterceptor:
                 and tuple(obj.shape) == shape
             ):
                 return self.rec.record_as(t, "torch.from_numpy", (value,))
+        return None
+
+    def _bind_alias(self, t: Any) -> Value | None:
+        """A tensor torch never showed us that is a traced tensor under another Python
+        object: the same memory, sizes, strides and dtype (``x.as_subclass(cls)``, which
+        torch runs outside its function and dispatch modes: torchvision's
+        ``tv_tensors.Image(x)``). It stands for that tensor's value; as a constant it would
+        hold this run's data for every later input."""
+        torch = self.torch
+        if not isinstance(t, torch.Tensor) or t.device.type == "meta" or t.numel() == 0:
+            return None
+        key = (t.data_ptr(), tuple(t.shape), t.stride(), t.dtype)
+        for obj, value in self.rec.values.items():
+            if (
+                isinstance(obj, torch.Tensor)
+                and isinstance(value, Value)
+                and obj.device == t.device
+                and (obj.data_ptr(), tuple(obj.shape), obj.stride(), obj.dtype) == key
+            ):
+                self.rec.values.set(t, value)
+                return value
         return None
 
     def _refuse_made(self, t: Any) -> Value | None:

@@ -122,11 +122,14 @@ def framework_of(obj: Any) -> str | None:
     cls = type(obj)
     if cls is np.ndarray or isinstance(obj, np.ndarray | np.generic):
         return "numpy"
-    mod = cls.__module__ or ""
-    for ad in ADAPTERS.values():
-        if ad.framework != "numpy" and mod.startswith(ad.module_prefixes):
-            if hasattr(obj, "shape") and hasattr(obj, "dtype"):
-                return ad.framework
+    # the type's own module, then its bases': a user's subclass of torch.Tensor (made by
+    # ``x.as_subclass(cls)``) is a torch array, not an opaque object baked into the graph
+    for klass in cls.__mro__[:-1]:
+        mod = klass.__module__ or ""
+        for ad in ADAPTERS.values():
+            if ad.framework != "numpy" and mod.startswith(ad.module_prefixes):
+                if hasattr(obj, "shape") and hasattr(obj, "dtype"):
+                    return ad.framework
     return None
 
 

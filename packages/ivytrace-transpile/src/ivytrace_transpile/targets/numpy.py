@@ -255,7 +255,9 @@ def _window_slices(x: Any, kernel, stride, dilation, channels_last: bool = False
     outs = [
         (n - (d * (k - 1) + 1)) // s + 1 for n, k, s, d in zip(spatial, kernel, stride, dilation)
     ]
-    for offset in itertools.product(*[range(k) for k in kernel]):
+    # int(k): a tracked kernel size (a weight's, w.shape[2:]) is guarded where it becomes a
+    # count of taps; range() reads an int subclass's value without asking it (never baked).
+    for offset in itertools.product(*[range(int(k)) for k in kernel]):
         windows = tuple(
             slice(o * d, o * d + (m - 1) * s + 1, s)
             for o, d, m, s in zip(offset, dilation, outs, stride)

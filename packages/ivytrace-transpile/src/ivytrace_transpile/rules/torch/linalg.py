@@ -270,13 +270,22 @@ def _lstsq(cx, a, b, rcond=None, *, driver=None):
     x = t.matmul(pinv, bb)
     if vector:
         x = t.squeeze(x, -1)
-    empty = []
-    for i in (1, 2, 3):  # residuals, rank, singular values: empty unless the driver fills them
-        shape = list(cx.out_spec(i).shape)
-        if 0 not in shape:
-            raise NotImplementedError(f"lstsq's {('residuals', 'rank', 'singular values')[i - 1]}")
-        empty.append(t.full(shape, 0, cx.out_dtype(i)))
-    return (x, *empty)
+    # residuals, rank and singular values: which ones torch fills depends on the driver and
+    # on m > n (a size comparison, guarded), never on the example's output shapes.
+    drv = driver or "gelsy"
+    sa = t.shape(a)
+    names = ("residuals", "rank", "singular values")
+    filled = (drv != "gelsy" and sa[-2] > sa[-1], drv != "gels", drv in ("gelsd", "gelss"))
+    out = []
+    for i, name in enumerate(names):
+        if not filled[i]:
+            out.append(t.full([0], 0, cx.out_dtype(i + 1)))
+        elif i == 0 and drv == "gels":
+            r = t.matmul(cast_to(cx, a, dt), t.expand_dims(x, -1) if vector else x) - bb
+            out.append(t.reduce("sum", r * r, -2 if not vector else (-2, -1)))
+        else:  # gelsy's rank, gelsd/gelss's: known from the matrix's values only
+            raise NotImplementedError(f"lstsq's {name} with driver={drv!r}")
+    return (x, *out)
 
 
 def _svals(cx, x):

@@ -84,7 +84,11 @@ def _var(cx, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     n = 1
     for a in ax if isinstance(ax, tuple) else (range(len(shape)) if ax is None else (ax,)):
         n = n * shape[a]
-    v = ssum / (n - correction)
+    # torch divides by max(0, n - correction): an empty or too short reduction gives nan
+    # (0 / 0) or inf, never a negative count's answer (0 / -1 = -0 for an empty tensor).
+    dt = cx.dtype_of(ssum)
+    count = t.ew("maximum", t.asarray(n - correction, dt), t.asarray(0, dt))
+    v = ssum / count
     return t.ew("sqrt", v) if "std" in cx.node.op else v
 
 

@@ -19,12 +19,11 @@ def _conv(cx, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if unbatched:
         x = t.expand_dims(x, 0)
     stride, dilation = ntuple(stride, nd), ntuple(dilation, nd)
-    kernel = cx.ref_args[1].shape[2:]
     if padding == "valid":
         pads = [(0, 0)] * nd
     elif padding == "same":
-        pads = []
-        for k, d in zip(kernel, dilation):
+        pads = []  # from the weight's kernel sizes, guarded (not the example's)
+        for k, d in zip(cx.static_shape(weight, range(2, nd + 2)), dilation):
             total = d * (k - 1)
             pads.append((total // 2, total - total // 2))
     else:
@@ -55,8 +54,9 @@ def _conv_transpose(cx, x, weight, bias=None, stride=1, padding=0, output_paddin
         ntuple(output_padding, nd),
         ntuple(dilation, nd),
     )
-    kernel = list(wr.shape[2:])
-    cin, cout_g = wr.shape[0], wr.shape[1]
+    ws = cx.static_shape(weight)  # guarded: the example's sizes would be baked
+    kernel = list(ws[2:])
+    cin, cout_g = ws[0], ws[1]
     xs = t.shape(x)  # batched by now
     in_sizes = list(xs[-nd:])
     n_b, c = xs[0], xs[1]

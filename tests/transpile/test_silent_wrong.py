@@ -1,0 +1,119 @@
+"""Never silently wrong: the classes of silently wrong answers the sweeps found, each with
+a real op translated to tensorflow, jax and numpy and called at NEW shapes and values
+against torch. Each answer is within tolerance, or the call refuses by name (an ivytrace
+error such as ``GuardFailure``) -- never a wrong number.
+
+- an untracked alias of a traced tensor (``x.as_subclass(cls)``, torchvision's
+  ``tv_tensors.Image(x)``) was captured as a constant: the output kept the example's data;
+- a count reduced by a correction below zero (``var`` of an empty tensor): torch divides
+  by ``max(0, n - correction)``;
+- a rule read the example's output shapes (``linalg.lstsq``'s residuals);
+- a size used as a Python count in a target's code (``range(k)`` over a weight's kernel
+  size in the numpy convolution), which Python reads without asking the tracked int.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ivytrace_transpile as it
+from ivytrace_ir import GuardFailure
+from ivytrace_transpile.translate import to_target
+
+TARGETS = ("tensorflow", pytest.param("jax", marks=pytest.mark.slow), "numpy")
+
+
+def _check(fn, example, new, target, *, atol=1e-4):
+    """``fn`` translated on ``example``; on ``new`` it answers as torch does or refuses."""
+    tr = it.transpile(fn, target=target, args=example)
+    tgt = it.get_target(target)
+    with torch.no_grad():
+        ref = fn(*new)
+    try:
+        got = tr(*[to_target(t, tgt) for t in new])
+    except GuardFailure:
+        return "refused"
+    refs, gots = _leaves(ref), _leaves(got)
+    assert len(refs) == len(gots)
+    for r, g in zip(refs, gots):
+        g = np.asarray(g)
+        r = r.detach().numpy()
+        assert g.shape == r.shape, (g.shape, r.shape)
+        np.testing.assert_allclose(g, r, atol=atol, rtol=1e-4, equal_nan=True)
+    return "right"
+
+
+def _leaves(x):
+    if isinstance(x, tuple | list):
+        return [leaf for item in x for leaf in _leaves(item)]
+    return [x]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_untracked_alias_is_the_traced_tensor(target):
+    tv_tensors = pytest.importorskip("torchvision.tv_tensors")
+
+    def to_image(x):
+        return tv_tensors.Image(x) * 2  # Image(x): torch.as_tensor(x).as_subclass(Image)
+
+    got = _check(to_image, (torch.rand(3, 16, 16),), (torch.rand(3, 20, 24),), target)
+    assert got == "right"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_as_subclass_output(target):
+    class Tagged(torch.Tensor):
+        pass
+
+    def f(x):
+        return (x + 1).as_subclass(Tagged)
+
+    assert _check(f, (torch.rand(2, 3),), (torch.rand(4, 5),), target) == "right"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_variance_of_too_few_elements_is_nan(target):
+    def f(x):
+        return torch.var(x, True), torch.std_mean(x, True)
+
+    # traced on 5 x 5; called on an empty tensor and on one element: torch gives nan
+    for new in (torch.rand(0, 5), torch.rand(1, 1)):
+        assert _check(f, (torch.rand(5, 5),), (new,), target) == "right"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_variance_with_large_correction(target):
+    def f(x):
+        return torch.var(x, dim=1, correction=3)
+
+    assert _check(f, (torch.rand(4, 6),), (torch.rand(3, 2),), target) == "right"
+
+
+@pytest.mark.parametrize("target", ["tensorflow", "numpy"])
+def test_lstsq_residuals_follow_the_sizes_not_the_example(target):
+    def f(a, b):
+        return torch.linalg.lstsq(a, b, driver="gels")
+
+    g = torch.Generator().manual_seed(0)
+    wide = (torch.randn(2, 3, generator=g), torch.randn(2, 3, generator=g))
+    tall = (torch.randn(4, 3, generator=g), torch.randn(4, 3, generator=g))
+    # traced with m < n (no residuals): m > n (residuals) refuses by its guard
+    assert _check(f, wide, tall, target) == "refused"
+    # traced with m > n: residuals computed, at a new m
+    tall2 = (torch.randn(6, 3, generator=g), torch.randn(6, 3, generator=g))
+    assert _check(f, tall, tall2, target, atol=1e-3) == "right"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_conv_kernel_size_is_not_baked(target):
+    def f(x, w):
+        return torch.nn.functional.conv1d(x, w), torch.nn.functional.conv1d(x, w, padding="same")
+
+    g = torch.Generator().manual_seed(0)
+    example = (torch.randn(2, 3, 8, generator=g), torch.randn(4, 3, 3, generator=g))
+    same_kernel = (torch.randn(2, 3, 11, generator=g), torch.randn(4, 3, 3, generator=g))
+    assert _check(f, example, same_kernel, target, atol=1e-3) == "right"
+    bigger_kernel = (torch.randn(2, 3, 9, generator=g), torch.randn(4, 3, 5, generator=g))
+    _check(f, example, bigger_kernel, target, atol=1e-3)  # right or refused, never wrong
