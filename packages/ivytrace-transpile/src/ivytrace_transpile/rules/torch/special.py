@@ -145,3 +145,65 @@ def _hermite_polynomial_h(cx, x, n):
     for k in range(1, int(n)):
         h_prev, h = h, 2.0 * x * h - 2.0 * k * h_prev
     return h_prev if n == 0 else h
+
+
+def _chebyshev_family(cx, x, n, first):
+    """P_n(x) for P_(k+1) = 2x P_k - P_(k-1), P_0 = 1, P_1 = ``first(x)`` (T, U, V, W), in
+    closed form for any degree, a tensor of degrees included (torch truncates a float
+    degree; a negative one gives 0): with x = cos(th), P_n = cos(n th) + (P_1 - x)
+    sin(n th) / sin(th); with |x| = cosh(u), s = sign(x), P_n = s^n (cosh(n u) + (s P_1 -
+    |x|) sinh(n u) / sinh(u)); at x = 1, 1 + n (P_1 - 1); at x = -1, (-1)^n (1 - n (P_1 + 1))."""
+    t, dt = cx.target, cx.out_dtype()
+    x = arr(cx, x, dt)
+    n_int = t.cast(arr(cx, n, dt), "int64") if is_array(n) else t.asarray(int(n), "int64")
+    nf = t.cast(n_int, dt)
+    odd = t.ew("not_equal", n_int % 2, t.asarray(0, "int64"))
+    sign_n = t.where(odd, t.asarray(-1, dt), t.asarray(1, dt))
+    one = t.asarray(1, dt)
+    p1 = first(x)
+    ax = t.ew("abs", x)
+    inside = t.ew("less", ax, one)
+    # |x| < 1
+    th = t.ew("arccos", t.where(inside, x, t.asarray(0, dt)))
+    sin_th = t.ew("sin", th)
+    trig = t.ew("cos", nf * th) + (p1 - x) * t.ew("sin", nf * th) / sin_th
+    # |x| > 1
+    u = t.ew("arccosh", t.where(t.ew("greater", ax, one), ax, t.asarray(2, dt)))
+    s = t.where(t.ew("less", x, t.asarray(0, dt)), t.asarray(-1, dt), one)
+    s_n = t.where(t.ew("less", x, t.asarray(0, dt)), sign_n, one)
+    hyp = s_n * (t.ew("cosh", nf * u) + (s * p1 - ax) * t.ew("sinh", nf * u) / t.ew("sinh", u))
+    # |x| == 1
+    at_one = t.where(
+        t.ew("greater", x, t.asarray(0, dt)),
+        one + nf * (p1 - one),
+        sign_n * (one - nf * (p1 + one)),
+    )
+    r = t.where(inside, trig, t.where(t.ew("equal", ax, one), at_one, hyp))
+    r = t.where(t.ew("less", n_int, t.asarray(0, "int64")), t.asarray(0, dt), r)
+    return t.where(t.ew("isnan", x), x, r)
+
+
+_FIRST = {
+    "t": lambda x: x,
+    "u": lambda x: x + x,
+    "v": lambda x: x + x - 1.0,
+    "w": lambda x: x + x + 1.0,
+}
+
+
+@rule(
+    "torch.special.chebyshev_polynomial_t",
+    "torch.special.chebyshev_polynomial_u",
+    "torch.special.chebyshev_polynomial_v",
+    "torch.special.chebyshev_polynomial_w",
+    "torch.special.shifted_chebyshev_polynomial_t",
+    "torch.special.shifted_chebyshev_polynomial_u",
+    "torch.special.shifted_chebyshev_polynomial_v",
+    "torch.special.shifted_chebyshev_polynomial_w",
+)
+def _chebyshev(cx, x, n, *, out=None):
+    """Chebyshev polynomials of the four kinds; the shifted ones at 2x - 1."""
+    op = cx.node.op
+    if "shifted" in op:
+        x = arr(cx, x, cx.out_dtype()) * 2.0 - 1.0
+    return _chebyshev_family(cx, x, n, _FIRST[op[-1]])
