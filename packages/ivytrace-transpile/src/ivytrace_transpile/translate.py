@@ -48,6 +48,7 @@ from ivytrace_ir import (
 from ivytrace_passes import default_pipeline, run_pipeline
 from ivytrace_passes.interpret import call_node, eval_arg, tree_leaves
 
+from .binding import bind
 from .decompose import decomposition_gap, needs_decomposition, with_decompositions
 from .errors import NodeCheck, TranspileError, UnsupportedOpsError, ValidationError
 from .targets import Target, get_target, remembering_transposes
@@ -479,16 +480,20 @@ def translate_graph(
                 if node.op == "ivytrace.guard":
                     _guard(node, t_args_n[0], t_args_n[1])
                     continue
-                cx = RuleContext(
-                    tgt,
-                    node,
-                    tuple(eval_arg(a, ref, graph.constants) for a in node.args),
-                    {k: eval_arg(v, ref, graph.constants) for k, v in node.kwargs},
-                    _ref_result(node, ref),
-                    specs,
+                rule = rules[node.op]
+                (t_args_n, t_kw_n), (r_args_n, r_kw_n) = bind(
+                    node.op,
+                    rule,
+                    t_args_n,
+                    t_kw_n,
+                    (
+                        [eval_arg(a, ref, graph.constants) for a in node.args],
+                        {k: eval_arg(v, ref, graph.constants) for k, v in node.kwargs},
+                    ),
                 )
+                cx = RuleContext(tgt, node, tuple(r_args_n), r_kw_n, _ref_result(node, ref), specs)
                 try:
-                    result = rules[node.op](cx, *t_args_n, **t_kw_n)
+                    result = rule(cx, *t_args_n, **t_kw_n)
                 except TranspileError:
                     raise
                 except Exception as exc:

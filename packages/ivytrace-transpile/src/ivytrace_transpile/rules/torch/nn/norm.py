@@ -38,7 +38,7 @@ def _rms_norm(cx, x, normalized_shape, weight=None, eps=None):
     return y if weight is None else y * weight
 
 
-@rule("torch.nn.functional.batch_norm", "torch.batch_norm")
+@rule("torch.nn.functional.batch_norm")
 def _batch_norm(cx, x, running_mean, running_var, weight=None, bias=None, training=False,
                 momentum=0.1, eps=1e-5, cudnn_enabled=None):  # fmt: skip
     t = cx.target
@@ -76,7 +76,7 @@ def _group_norm(cx, x, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabl
     return t.channel_affine(y, one, zero)
 
 
-@rule("torch.nn.functional.instance_norm", "torch.instance_norm")
+@rule("torch.nn.functional.instance_norm")
 def _instance_norm(cx, x, running_mean=None, running_var=None, weight=None, bias=None,
                    use_input_stats=True, momentum=0.1, eps=1e-5, cudnn_enabled=None):  # fmt: skip
     t = cx.target
@@ -92,6 +92,15 @@ def _instance_norm(cx, x, running_mean=None, running_var=None, weight=None, bias
     one = t.full([c], 1.0, cx.out_dtype()) if weight is None else weight
     zero = t.full([c], 0.0, cx.out_dtype()) if bias is None else bias
     return t.channel_affine(y, one, zero)
+
+
+@rule("torch.batch_norm", "torch.instance_norm")
+def _norm_aten_order(cx, x, weight, bias, running_mean, running_var, use_stats, momentum, eps,
+                     cudnn_enabled=None):  # fmt: skip
+    """``torch.batch_norm`` / ``torch.instance_norm`` take aten's order (weight, bias before
+    the running statistics), not ``F.batch_norm``'s (tests/transpile/test_binding.py)."""
+    fn = _batch_norm if cx.node.op == "torch.batch_norm" else _instance_norm
+    return fn(cx, x, running_mean, running_var, weight, bias, use_stats, momentum, eps)
 
 
 @rule("torch.nn.functional.normalize")
