@@ -379,7 +379,9 @@ def test_generated_source_golden(tmp_path, model, target):
     pkg = _write(model, target, tmp_path)[1]
     text = (pkg / "model.py").read_text()
     if model == "network":
-        assert len(text.encode()) <= 2048, len(text.encode())  # the issue's bar: <= 2 KB
+        # issue 8's bar was <= 2 KB (2036 B); issue 20's Keras conventions (a keras.Model
+        # root, classes registered serialisable) add about 90 B
+        assert len(text.encode()) <= 2176, len(text.encode())
     compile(text, "model.py", "exec")
     check_golden(GOLDEN / f"{model}_{target}.py.txt", text)
 
@@ -862,3 +864,33 @@ def test_gpt2_with_its_default_config_is_refused_at_transpile_time_naming_the_ca
         ivy.transpile(net, target="tensorflow", kwargs={"input_ids": ids})
     tn = ivy.transpile(net, target="tensorflow", kwargs={"input_ids": ids, "use_cache": False})
     assert (tn.save(tmp_path) / "model.py").is_file()
+
+
+def test_a_tensorflow_package_is_a_keras_model_that_fits_and_round_trips(tmp_path):
+    """The root class is a keras.Model (fit works), every class is registered serialisable
+    and says its constructor arguments (get_config), so a .keras file loads back the same
+    model; layer names are valid TensorFlow scopes (torch's ``_linear0`` -> ``linear0``)."""
+    import keras
+
+    _, pkg = _write("network", "tensorflow", tmp_path)
+    mod = _import(pkg)
+    sys.modules[pkg.name] = mod  # .keras loading finds the classes by their module
+    try:
+        model = mod.Network()
+        assert isinstance(model, keras.Model)
+        linear = model._linear0
+        again = type(linear).from_config(linear.get_config())
+        assert again.weight.shape == linear.weight.shape == (3, 10)
+        rng = np.random.default_rng(0)
+        x, y = rng.standard_normal((8, 3), "float32"), rng.random((8, 5), "float32")
+        before = np.asarray(model(x))
+        model.compile(optimizer=keras.optimizers.SGD(0.5), loss="mse")
+        model.fit(x, y, epochs=2, verbose=0)
+        after = np.asarray(model(x))
+        assert np.max(np.abs(after - before)) > 1e-4  # trained
+        model.save(tmp_path / "network.keras")
+        loaded = keras.models.load_model(tmp_path / "network.keras")
+        assert type(loaded).__name__ == "Network"
+        np.testing.assert_allclose(np.asarray(loaded(x)), after, atol=1e-6)
+    finally:
+        sys.modules.pop(pkg.name, None)

@@ -293,7 +293,7 @@ def test_a_resnet_is_a_few_classes_taking_their_sizes_and_strides(tmp_path):
     # the stages differ in depth and widths only: one class, its blocks made in a loop
     assert classes.count("ResNetStage") == 1 and "ResNetStage_1" not in classes
     assert "for i in range(1, num_layers)]" in text
-    assert "for layer in self.layers[1:]:" in text
+    assert "for layer in self.layers_[1:]:" in text  # keras.Model owns 'layers'
     assert "self.stages = [ResNetStage(" in text
     layer = model.ResNetModel()
     x2 = torch.randn(3, 3, 32, 32)

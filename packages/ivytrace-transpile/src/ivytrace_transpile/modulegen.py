@@ -223,7 +223,7 @@ class _Writer:
             return frozenset()
         import keras
 
-        return frozenset(dir(keras.layers.Layer)) | {"call", "build"}
+        return frozenset(dir(keras.Model)) | {"call", "build"}  # the root is a keras.Model
 
     def attr(self, name: str) -> str:
         """The Python attribute for torch attribute ``name``."""
@@ -586,7 +586,7 @@ class _Writer:
         for k in range(len(numbers)):  # the count of a loop's layers: num_<list>
             m = re.search(r"self\.(\w+) = .*for i in range\((?:§, )?$", "§".join(pieces[: k + 1]))
             if m and not inst.in_body[k]:
-                inst.lhs[k] = f"num_{m.group(1)}"
+                inst.lhs[k] = f"num_{m.group(1).rstrip('_')}"
         inst.signature = (
             inst.cls,
             inst.text,
@@ -755,7 +755,8 @@ class _Writer:
             call = self._child_call(group, k, rel, child, looped)
             text = text.replace(f"__child_{k}__", call, 1)
         ctor, _, body = text.partition("def call(") if first.body is not None else (text, "", "")
-        lines = [f"class {group.name}(keras.layers.Layer):"]
+        base = "keras.Model" if first.is_root else "keras.layers.Layer"
+        lines = [f"class {group.name}({base}):"]
         names = [self.attr(n) for n, _, _ in self.own_weights(module, first.path)]
         names += [self.attr(n) for n, _ in self.children_of(module)]
         lines.append(f"    torch_names = {tuple(names)!r}")
@@ -766,8 +767,8 @@ class _Writer:
                 continue
             empty = p.default is inspect.Parameter.empty or not _literal(p.default)
             parts.append(p.name if empty else f"{p.name}={p.default!r}")
-        if first.is_root:
-            parts.append("weights=WEIGHTS")
+        if first.is_root:  # True: the package's weights file (a config value, unlike a path)
+            parts.append("weights=True")
         others = [p.name for p in group.params if not p.shaping]
         if others:
             parts += ["*", *others]
@@ -778,7 +779,7 @@ class _Writer:
         if first.body is None:  # never called, so never built by Keras
             lines.append("        self.built = True")
         if first.is_root:
-            lines.append("        if weights is not None:")
+            lines.append("        if weights:")
             lines.append("            load_weights(self, weights)")
         if first.body is not None:
             lines.append("")
@@ -805,10 +806,11 @@ class _Writer:
                 p.default is inspect.Parameter.empty or not _literal(p.default)
             )
             parts.append(text if positional else f"{p.name}={text}")
+        # a Keras name (a TensorFlow name scope) may not start with "_"
         if looped is not None:
-            parts.append(f"name=f{looped!r}")
+            parts.append(f"name=f{looped.lstrip('_')!r}")
         else:
-            parts.append(f"name={rel.replace('.', '_')!r}")
+            parts.append(f"name={rel.replace('.', '_').lstrip('_') or 'layer'!r}")
         return f"{cg.name}({', '.join(parts)})"
 
 
@@ -1037,6 +1039,12 @@ def render_modules(job: ModuleJob) -> ModuleSource:
     hoist_layout_moves(job.graph, top)
     name = w.write(top, None)
     name = w.classes()
+    if w.keras:  # every class serialisable (.keras files); Keras records their arguments
+        names = ", ".join(n for n, t in w.texts.items() if t)
+        w.texts["__register__"] = (
+            f"for cls in ({names}{',' if ', ' not in names else ''}):\n"
+            "    keras.saving.register_keras_serializable(__name__)(cls)\n"
+        )
     texts = [t for t in w.texts.values() if t]
     return ModuleSource(
         name,

@@ -200,19 +200,19 @@ def _loader(target: str, has_weights: bool, has_constants: bool) -> tuple[list[s
 
 _KERAS_WEIGHTS = """
 def named_weights(obj, key=""):
-    \"\"\"[(torch state_dict key, variable)] of each weight of layer ``obj``.\"\"\"
+    \"\"\"(torch key, variable) of each weight of ``obj``.\"\"\"
     if isinstance(obj, keras.layers.Layer):
         items = [({name}, getattr(obj, n)) for n in obj.torch_names]
     elif isinstance(obj, (list, dict)):
         items = obj.items() if isinstance(obj, dict) else enumerate(obj)
     else:
         return [(key[:-1], obj)]
-    return [w for n, v in items if v is not None for w in named_weights(v, key + str(n) + ".")]
+    return [w for n, v in items if v is not None for w in named_weights(v, f"{{key}}{{n}}.")]
 
 
-def load_weights(layer, path=WEIGHTS):
-    \"\"\"Load the weights in ``path`` (by torch key) into ``layer``.\"\"\"
-    arrays = load_file(path)
+def load_weights(layer, path=True):
+    \"\"\"Load ``path``'s weights (by torch key; True: this package's) into ``layer``.\"\"\"
+    arrays = load_file(WEIGHTS if path is True else path)
     for key, var in named_weights(layer):
         var.assign(arrays[key])
 """
