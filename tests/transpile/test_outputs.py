@@ -598,6 +598,18 @@ def test_transpiling_a_module_or_class_writes_translated_outputs_by_default(tmp_
     monkeypatch.setenv("IVYTRACE_NO_OUTPUTS", "1")
     ivy.transpile(Network().eval(), target="numpy", args=(x,))
     assert not (tmp_path / "Translated_Outputs" / "Translated_Outputs").exists()
+    # a default write that fails (here Translated_Outputs is a file) warns: the translation
+    # works; a folder the caller named is an error
+    monkeypatch.delenv("IVYTRACE_NO_OUTPUTS")
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "Translated_Outputs").write_text("not a folder")
+    monkeypatch.chdir(blocked)
+    with pytest.warns(UserWarning, match="could not be written to Translated_Outputs"):
+        tn = ivy.transpile(Network().eval(), target="numpy", args=(x,))
+    assert np.asarray(tn(x.numpy())).shape == (2, 5)
+    with pytest.raises(OSError):
+        ivy.transpile(Network().eval(), target="numpy", args=(x,), output_dir="Translated_Outputs")
 
 
 @pytest.mark.parametrize("model", ("network", "conv_net"))

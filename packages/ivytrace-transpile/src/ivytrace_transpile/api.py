@@ -138,7 +138,20 @@ class TranslatedCallable:
         self._entries[_signature(args, kwargs, self.target)] = entry
         self._last = entry
         if self.output_dir is not None:
-            self.save(self.output_dir)
+            try:
+                self.save(self.output_dir)
+            except Exception as exc:
+                if not isinstance(self.output_dir, _DefaultDir):
+                    raise
+                import warnings
+
+                warnings.warn(  # the default write is a convenience: the translation works
+                    f"{self.__name__}: its package could not be written to "
+                    f"{self.output_dir}/ ({type(exc).__name__}: {exc}); the translation itself "
+                    "is usable. Pass output_dir=False (or set IVYTRACE_NO_OUTPUTS=1) to skip "
+                    "writing.",
+                    stacklevel=3,
+                )
         return tr
 
     def _traced_dtypes(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[int, str]:
@@ -484,8 +497,13 @@ def _output_dir(obj: Any, output_dir: Any) -> Any:
     if os.environ.get(NO_OUTPUTS_ENV, "").strip() not in ("", "0"):
         return None
     if isinstance(obj, type) or callable(getattr(obj, "named_parameters", None)):
-        return DEFAULT_OUTPUT_DIR
+        return _DefaultDir(DEFAULT_OUTPUT_DIR)
     return None
+
+
+class _DefaultDir(str):
+    """``Translated_Outputs`` chosen by default (not by the caller): a failed write there
+    warns instead of failing a translation that works."""
 
 
 def transpile(
