@@ -54,16 +54,16 @@ def test_keywords_move_to_their_positions():
     # keyword-only parameters stay keywords
     ((args, kwargs),) = bind("torch.Tensor.baddbmm", rule, ["x", "a"], {"batch2": "b", "beta": 2})
     assert args == ["x", "a", "b"] and kwargs == {"beta": 2}
-    # a Python-defined function binds by its own signature, not aten's
+    # a keyword the rule takes by that name stays a keyword
     sm = it.TORCH_RULES["torch.nn.functional.softmax"]
     ((args, kwargs),) = bind("torch.nn.functional.softmax", sm, ["x"], {"dim": 1})
-    assert args == ["x", 1] and kwargs == {}
+    assert args == ["x"] and kwargs == {"dim": 1}
 
 
 def test_numpy_spellings_are_torch_names():
     rule = it.TORCH_RULES["torch.Tensor.mean"]
     ((args, kwargs),) = bind("torch.Tensor.mean", rule, ["x"], {"axis": 1, "keepdims": True})
-    assert args == ["x", 1, True] and kwargs == {}
+    assert args == ["x"] and kwargs == {"dim": 1, "keepdim": True}
 
 
 def test_a_lone_int_for_a_list_of_ints():

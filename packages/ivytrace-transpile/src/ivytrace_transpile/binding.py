@@ -9,8 +9,9 @@ alike, so that ``cx.ref_args[i]`` stays the i-th argument -- are put in one cano
 form from the op's torch schema (``torch._C._jit_get_schemas_for_operator``; the
 overload that binds the call):
 
-- an argument passed by name to a positional parameter moves to its position, the
-  positional parameters skipped before it taking the schema's defaults;
+- an argument passed by name to a positional parameter the rule does not take by that
+  name moves to its position, the positional parameters skipped before it taking the
+  schema's defaults (a keyword the rule takes by its name stays a keyword);
 - a lone int passed to an ``int[]`` parameter becomes a one-element tuple, where the rule
   takes no ``*args`` (a rule with ``*size`` gathers the ints itself).
 
@@ -196,7 +197,12 @@ def _plan(
         if not _binds(params, nargs, kwnames):
             continue
         positional = [p for p in params if not p.kwarg_only]
-        named = [i for i, p in enumerate(positional) if i >= nargs and p.name in kwnames]
+        takes = _keywords(rule)  # a keyword the rule takes by that name stays a keyword
+        named = [
+            i
+            for i, p in enumerate(positional)
+            if i >= nargs and p.name in kwnames and p.name not in takes
+        ]
         moved: list[str | None] = []
         defaults: list[Any] = []
         if named:
@@ -216,6 +222,28 @@ def _plan(
             return Plan(tuple(moved), tuple(defaults), pack, renamed)
         return _KEEP
     return _KEEP
+
+
+@functools.cache
+def _keywords(rule: Callable[..., Any]) -> frozenset[str]:
+    """The names ``rule`` takes by keyword (all of them where it takes ``**kwargs``)."""
+    try:
+        ps = inspect.signature(rule).parameters.values()
+    except (TypeError, ValueError):
+        return frozenset()
+    if any(p.kind is p.VAR_KEYWORD for p in ps):
+        return _ALL
+    return frozenset(p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+class _All(frozenset):
+    """Every name (a rule with ``**kwargs``)."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_ALL = _All()
 
 
 @functools.cache
