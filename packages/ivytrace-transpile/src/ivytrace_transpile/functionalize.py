@@ -514,9 +514,9 @@ def _check(old: Graph, new: Graph, args: tuple, kwargs: dict, truth: list) -> No
     """The functional graph computes on the example inputs what torch computed."""
     import torch
 
-    from .translate import _reference_run
+    from .translate import reference_run
 
-    env = _reference_run(new, args, kwargs)
+    env = reference_run(new, args, kwargs)
     for i, (o, want) in enumerate(zip(new.outputs, truth)):
         if not isinstance(want, torch.Tensor):
             continue

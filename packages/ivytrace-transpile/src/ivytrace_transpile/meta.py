@@ -49,9 +49,9 @@ from .outputs import (
     DEFAULT_OUTPUT_DIR,
     KNOWN_LAYOUTS,
     PackageFiles,
-    _layouts,
-    _numpy,
+    as_numpy,
     render_package,
+    weight_layouts,
 )
 
 __all__ = ["MetaTranslation", "has_meta_tensors", "transpile_meta"]
@@ -261,7 +261,7 @@ def _real_shaped(
     out: dict[str, np.ndarray] = {}
     for key, value in params.items():
         if not owners[key][2].is_meta:  # a tensor with values (inv_freq): translated as it is
-            out[key] = _numpy(value)
+            out[key] = as_numpy(value)
             continue
         real = tuple(int(n) for n in owners[key][2].shape)
         kind, how = layouts.get(key, ("same", None))
@@ -272,10 +272,10 @@ def _real_shaped(
                 f"{key}: the translation stores this weight rearranged ({kind}), which cannot "
                 "be told without its values; translate the materialised model"
             )
-        out[key] = np.zeros(real, dtype=_numpy(value).dtype)
+        out[key] = np.zeros(real, dtype=as_numpy(value).dtype)
     for key, (_, _, t, is_param) in owners.items():
         if is_param and key not in out and t.is_meta:  # read by no traced call: torch's layout
-            out[key] = np.zeros(tuple(t.shape), dtype=_numpy(t.new_zeros(())).dtype)
+            out[key] = np.zeros(tuple(t.shape), dtype=as_numpy(t.new_zeros(())).dtype)
     return out
 
 
@@ -314,7 +314,7 @@ def _render(
                 "weights hold that width"
             ) from exc
         # the layouts by value, on the stand-ins (random: one axis order fits each)
-        layouts = _layouts(module, {k: _numpy(v) for k, v in tc.translation.params.items()})
+        layouts = weight_layouts(module, {k: as_numpy(v) for k, v in tc.translation.params.items()})
     tc.real_weights = _real_shaped(module, tc.translation.params, layouts)
     token = KNOWN_LAYOUTS.set(layouts)
     try:

@@ -50,7 +50,7 @@ from .structure import (
     under,
 )
 
-__all__ = ["ModuleJob", "ModuleSource", "render_modules"]
+__all__ = ["ModuleJob", "ModuleSource", "render_modules", "snake_case"]
 
 
 @dataclass
@@ -164,7 +164,7 @@ def _word_after_digit(rest: str) -> bool:
     return (caps == 1 and lower_next) or acronym >= 2
 
 
-def _snake(name: str) -> str:
+def snake_case(name: str) -> str:
     """A class name in snake case: ``ConvNet`` -> ``conv_net``, ``ReLU`` -> ``relu``,
     ``Conv1D`` -> ``conv1d``, ``ViTForImageClassification`` ->
     ``vit_for_image_classification``, ``GPT2Model`` -> ``gpt2_model``. A word starts at a
@@ -520,7 +520,7 @@ class _Writer:
             key = (inst.cls, inst.text, kids, inst.body is None, inst.is_root)
             group = groups.get(key)
             if group is None:
-                base = inst.cls if self.keras else _snake(inst.cls)
+                base = inst.cls if self.keras else snake_case(inst.cls)
                 group = groups[key] = _Group(self._fresh_name(base))
                 order.append(group)
             group.members.append(inst)

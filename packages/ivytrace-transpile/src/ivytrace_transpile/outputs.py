@@ -45,13 +45,15 @@ from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef, to_numpy
 from ivytrace_ir.archive import file_mode
 
 from .errors import TranspileError
-from .modulegen import ModuleJob, _snake, render_modules
+from .modulegen import ModuleJob, render_modules, snake_case
 
 __all__ = [
     "DEFAULT_OUTPUT_DIR",
     "PackageFiles",
+    "as_numpy",
     "render_package",
     "snake_name",
+    "weight_layouts",
     "write_package",
 ]
 
@@ -83,8 +85,8 @@ class PackageFiles:
 
 def snake_name(name: str) -> str:
     """``ConvNet`` -> ``conv_net``, ``ReLU`` -> ``relu``: a package or layer name from a
-    class name (``modulegen._snake``)."""
-    return _snake(name)
+    class name (``modulegen.snake_case``)."""
+    return snake_case(name)
 
 
 def _plain_tree(tree: TreeDef) -> TreeDef:
@@ -136,7 +138,7 @@ def standalone_graph(graph: Graph, params: dict[str, Any], fn: Any, keep_params:
     )
 
 
-def _numpy(x: Any) -> np.ndarray:
+def as_numpy(x: Any) -> np.ndarray:
     """An array (or a variable holding one) as a contiguous numpy array."""
     return np.ascontiguousarray(np.asarray(to_numpy(x) if hasattr(x, "shape") else x))
 
@@ -145,14 +147,14 @@ def _state(translated: Any) -> tuple[dict[str, np.ndarray], dict[str, bool]]:
     """Every array the package holds, by ``state_dict`` key, and whether it is trainable:
     the translation's (in the target's layout), then the module's other parameters (read
     by no traced call; kept so that the parameters match torch's in count and name)."""
-    arrays = {k: _numpy(v) for k, v in translated.weights_for(translated.translation).items()}
+    arrays = {k: as_numpy(v) for k, v in translated.weights_for(translated.translation).items()}
     trainable = dict.fromkeys(arrays, False)
     module = translated._fn
     named = getattr(module, "named_parameters", None)
     if callable(named):
         for key, p in named():
             if key not in arrays:
-                arrays[key] = _numpy(p.detach())
+                arrays[key] = as_numpy(p.detach())
             trainable[key] = bool(p.requires_grad)
     return arrays, trainable
 
@@ -270,7 +272,7 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     arrays, trainable = _state(translated) if is_module else ({}, {})
     graph = standalone_graph(tr.graph, tr.params, translated._fn, is_module)
     if is_module:
-        layouts = _layouts(translated._fn, arrays)
+        layouts = weight_layouts(translated._fn, arrays)
         args_tree, kw_tree = graph.in_tree.children
         mods = render_modules(
             ModuleJob(
@@ -347,7 +349,7 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
             f"`from {pkg}.convert import from_torch; from_torch(shard, out)`.\n"
         )
     if constants:
-        files["constants.safetensors"] = {k: _numpy(v) for k, v in constants.items()}
+        files["constants.safetensors"] = {k: as_numpy(v) for k, v in constants.items()}
     return PackageFiles(pkg, texts, files)
 
 
@@ -358,7 +360,7 @@ KNOWN_LAYOUTS: ContextVar[Mapping[str, tuple[str, Any]] | None] = ContextVar(
 found on stand-in weights, by key (a meta tensor has no values to compare). Context-local."""
 
 
-def _layouts(module: Any, arrays: dict[str, np.ndarray]) -> dict[str, tuple[str, Any]]:
+def weight_layouts(module: Any, arrays: dict[str, np.ndarray]) -> dict[str, tuple[str, Any]]:
     """How each stored weight differs from torch's array of the same key: ``("transpose",
         axes)``, ``("reshape", shape)``, or ``("unknown", None)`` where several axis orders give
         the same values (a weight of equal entries) or none does. Weights stored as torch holds
@@ -379,7 +381,7 @@ def _layouts(module: Any, arrays: dict[str, np.ndarray]) -> dict[str, tuple[str,
             if key in known:
                 out[key] = known[key]
             continue
-        t = _numpy(state[key].detach())
+        t = as_numpy(state[key].detach())
         if t.shape == stored.shape and np.array_equal(t, stored):
             continue
         axes = [

@@ -54,7 +54,14 @@ from .errors import NodeCheck, TranspileError, UnsupportedOpsError, ValidationEr
 from .targets import Target, get_target, remembering_transposes
 from .unique import chosen_outputs, describe_choice, node_reads, output_ids
 
-__all__ = ["STRUCTURAL", "RuleContext", "Translation", "compare_output", "translate_graph"]
+__all__ = [
+    "STRUCTURAL",
+    "RuleContext",
+    "Translation",
+    "compare_output",
+    "reference_run",
+    "translate_graph",
+]
 
 STRUCTURAL = frozenset({"ivytrace.getattr", "ivytrace.getitem", "ivytrace.guard"})
 """Structural ops the translator handles itself (reads of module state, guards)."""
@@ -284,7 +291,7 @@ def _state_paths(graph: Graph, env: Mapping[int, Any]) -> tuple[dict[int, str], 
     return paths, arrays
 
 
-def _reference_run(
+def reference_run(
     graph: Graph, args: tuple, kwargs: dict, computed: Mapping[int, Any] | None = None
 ) -> dict[int, Any]:
     """Every value of ``graph`` on the example inputs, by value id. A node whose outputs are
@@ -428,7 +435,7 @@ def translate_graph(
         graph, computed = functional, None
     name = graph.meta.name
     rules = with_decompositions(rules)  # torch ops with no rule: PyTorch's decompositions
-    ref = _reference_run(graph, args, kwargs, computed)
+    ref = reference_run(graph, args, kwargs, computed)
     missing, why = _missing_rules(graph, rules, ref)
     if missing:
         raise UnsupportedOpsError(unsupported_report(missing, target, name, why), missing)
