@@ -54,16 +54,24 @@ def test_keywords_move_to_their_positions():
     # keyword-only parameters stay keywords
     ((args, kwargs),) = bind("torch.Tensor.baddbmm", rule, ["x", "a"], {"batch2": "b", "beta": 2})
     assert args == ["x", "a", "b"] and kwargs == {"beta": 2}
-    # a keyword the rule takes by that name stays a keyword
+    # a Python-defined function binds by its own signature, not aten's
     sm = it.TORCH_RULES["torch.nn.functional.softmax"]
     ((args, kwargs),) = bind("torch.nn.functional.softmax", sm, ["x"], {"dim": 1})
-    assert args == ["x"] and kwargs == {"dim": 1}
+    assert args == ["x", 1] and kwargs == {}
+    # keywords past what the rule takes by position stay keywords (a loss wrapper's *a)
+    loss = it.TORCH_RULES["torch.nn.functional.smooth_l1_loss"]
+    ((args, kwargs),) = bind("torch.nn.functional.smooth_l1_loss", loss, ["x", "y"], {"beta": 0.5})
+    assert args == ["x", "y"] and kwargs == {"beta": 0.5}
+    # F.conv1d by keyword: the rule reads the weight as cx.ref_args[1]
+    conv = it.TORCH_RULES["torch.nn.functional.conv1d"]
+    ((args, kwargs),) = bind("torch.nn.functional.conv1d", conv, [], {"input": "x", "weight": "w"})
+    assert args == ["x", "w"] and kwargs == {}
 
 
 def test_numpy_spellings_are_torch_names():
     rule = it.TORCH_RULES["torch.Tensor.mean"]
     ((args, kwargs),) = bind("torch.Tensor.mean", rule, ["x"], {"axis": 1, "keepdims": True})
-    assert args == ["x"] and kwargs == {"dim": 1, "keepdim": True}
+    assert args == ["x", 1, True] and kwargs == {}
 
 
 def test_a_lone_int_for_a_list_of_ints():

@@ -9,9 +9,9 @@ alike, so that ``cx.ref_args[i]`` stays the i-th argument -- are put in one cano
 form from the op's torch schema (``torch._C._jit_get_schemas_for_operator``; the
 overload that binds the call):
 
-- an argument passed by name to a positional parameter the rule does not take by that
-  name moves to its position, the positional parameters skipped before it taking the
-  schema's defaults (a keyword the rule takes by its name stays a keyword);
+- an argument passed by name to a positional parameter moves to its position, the
+  positional parameters skipped before it taking the schema's defaults, as far as the rule
+  takes them by position (a wrapper's ``*a, reduction=...`` keeps ``reduction`` a keyword);
 - a lone int passed to an ``int[]`` parameter becomes a one-element tuple, where the rule
   takes no ``*args`` (a rule with ``*size`` gathers the ints itself).
 
@@ -197,12 +197,8 @@ def _plan(
         if not _binds(params, nargs, kwnames):
             continue
         positional = [p for p in params if not p.kwarg_only]
-        takes = _keywords(rule)  # a keyword the rule takes by that name stays a keyword
-        named = [
-            i
-            for i, p in enumerate(positional)
-            if i >= nargs and p.name in kwnames and p.name not in takes
-        ]
+        room = _positional_room(rule, positional)
+        named = [i for i, p in enumerate(positional[:room]) if i >= nargs and p.name in kwnames]
         moved: list[str | None] = []
         defaults: list[Any] = []
         if named:
@@ -222,6 +218,25 @@ def _plan(
             return Plan(tuple(moved), tuple(defaults), pack, renamed)
         return _KEEP
     return _KEEP
+
+
+def _positional_room(rule: Callable[..., Any], positional: list[_Param]) -> int:
+    """How many of the schema's positional parameters ``rule`` takes by position: its own
+    positional parameters, and through ``*args`` the following ones, up to the first the
+    rule declares as a keyword (a wrapper's ``*a, reduction=...`` takes no ``reduction``
+    by position). Keywords past that stay keywords."""
+    try:
+        ps = list(inspect.signature(rule).parameters.values())[1:]  # cx
+    except (TypeError, ValueError):
+        return 0
+    own = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in ps)
+    if not any(p.kind is p.VAR_POSITIONAL for p in ps):
+        return min(own, len(positional))
+    keywords = _keywords(rule)
+    room = own
+    while room < len(positional) and positional[room].name not in keywords:
+        room += 1
+    return room
 
 
 @functools.cache
