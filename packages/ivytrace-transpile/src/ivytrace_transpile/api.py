@@ -466,11 +466,19 @@ def _class_translation(
 _PLAIN_OUTPUTS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
 
 
+def _plain_output(value: Any) -> bool:
+    """A value a translation may hand back as it was traced: a Python constant, or a tuple
+    of them (a ``torch.Size``)."""
+    if isinstance(value, tuple):
+        return all(_plain_output(v) for v in value)
+    return isinstance(value, _PLAIN_OUTPUTS)
+
+
 def _refuse_live_outputs(name: str, tree: Any, where: str = "") -> None:
     """Refuse, now, a translation that returns an object ivytrace cannot see into (a
     transformers ``DynamicCache``): it would hand back the one object made while tracing,
     stale at any other input, and no written package could hold it."""
-    if tree.kind == "static" and not isinstance(tree.value, _PLAIN_OUTPUTS):
+    if tree.kind == "static" and not _plain_output(tree.value):
         cls = type(tree.value)
         raise TranspileError(
             f"{name!r} returns {where or 'its output'} = a {cls.__module__}.{cls.__qualname__}, "
