@@ -6,26 +6,13 @@ improvement both fail; update with the command the failure prints)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import zlib
-from pathlib import Path
 
 import pytest
+from transpile_support import sibling_module
 
-
-def _module(name: str):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
-
-
-hf = _module("hf_sweep")
+hf = sibling_module("hf_sweep")
 LEDGER = hf.load_ledger()
 SUBSET = 8
 """The default run checks the architectures whose name hashes to 0 modulo ``SUBSET``

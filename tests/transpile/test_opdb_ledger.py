@@ -9,24 +9,10 @@ asking for the ledger to be updated, so the ledger always says what HEAD does.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from transpile_support import sibling_module
 
 pytest.importorskip("expecttest")  # op_db needs it
-
-
-def _sweep_module():
-    name = "opdb_sweep"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
 
 
 CHUNKS = 3
@@ -39,7 +25,7 @@ def diff_against_ledger(verdicts, ledger) -> tuple[list[str], list[str]]:
     """(regressions, other changes) of ``verdicts`` against ``ledger``, one line an op."""
     worse, other = [], []
     rank = {"right": 0, "refused": 1, "crash": 2, "wrong": 3}
-    kind_of = _sweep_module().kind_of
+    kind_of = sibling_module("opdb_sweep").kind_of
     for v in verdicts:
         want = ledger.get(v.op, {}).get(v.target)
         if want == v.entry:
@@ -59,7 +45,7 @@ def diff_against_ledger(verdicts, ledger) -> tuple[list[str], list[str]]:
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 @pytest.mark.parametrize("target", ["tensorflow", "jax", "numpy"])
 def test_opdb_verdicts_match_the_ledger(target, chunk):
-    mod = _sweep_module()
+    mod = sibling_module("opdb_sweep")
     ledger = mod.load_ledger()
     assert ledger, f"no ledger at {mod.LEDGER}: run scripts/opdb_transpile_report.py --write-ledger"
     verdicts = list(mod.sweep((target,), chunk=(chunk, CHUNKS)))
@@ -83,7 +69,7 @@ def test_opdb_verdicts_match_the_ledger(target, chunk):
 def test_ledger_floors():
     """The ledger itself (read, not re-run): every op of the sweep has a verdict on each
     target, and the share right per target stays above a floor."""
-    ledger = _sweep_module().load_ledger()
+    ledger = sibling_module("opdb_sweep").load_ledger()
     assert len(ledger) > 600
     for target, floor in FLOOR.items():
         entries = [v[target] for v in ledger.values() if target in v]
@@ -99,7 +85,7 @@ as mechanisms land."""
 
 
 def test_reasons_are_short_and_stable():
-    mod = _sweep_module()
+    mod = sibling_module("opdb_sweep")
     from ivytrace_transpile import UnsupportedOpsError
 
     e = UnsupportedOpsError("cannot translate", {"torch.b": [], "torch.a": []})

@@ -6,20 +6,7 @@ regress from right to refused unnoticed while the floors held)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
-
-def _sweep_module():
-    name = "opdb_sweep"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
+from transpile_support import sibling_module
 
 
 def test_compare_catches_differences():
@@ -28,7 +15,7 @@ def test_compare_catches_differences():
     import numpy as np
     import torch
 
-    compare = _sweep_module().compare
+    compare = sibling_module("opdb_sweep").compare
     r = torch.tensor([1.0, float("nan"), 3.0])
     assert compare(r, np.array([1.0, np.nan, 3.0], np.float32)) == ""
     assert "nan" in compare(r, np.array([1.0, 2.0, 3.0], np.float32))

@@ -4,26 +4,13 @@ with the command the failure prints)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from transpile_support import sibling_module
 
 pytest.importorskip("torchvision")
 
 
-def _module(name: str):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
-
-
-vision = _module("vision_sweep")
+vision = sibling_module("vision_sweep")
 UPDATE = (
     "update the ledger: scripts/vision_sweep_report.py --write-ledger --targets {t} --names {n}"
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from transpile_support import assert_translates_like_torch
 
 import ivytrace as ivy
 from ivytrace_transpile import TranspileError
@@ -432,33 +433,11 @@ CASES = {
 }
 
 
-def _leaves(x):
-    if isinstance(x, tuple | list):
-        return [y for e in x for y in _leaves(e)]
-    return [np.asarray(x)]
-
-
-def _torch(fn, args):
-    out = fn(*[a.clone() for a in args])
-    return [o.numpy() for o in (out if isinstance(out, tuple) else (out,))]
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("target", TARGETS)
 def test_write_translates(target, name):
     fn, example, others = CASES[name]
-    translated = ivy.transpile(fn, target=target, args=tuple(a.clone() for a in example))
-    tgt = get_target(target)
-    for args in [example, *others]:
-        got = _leaves(translated(*[to_target(a, tgt) for a in args]))
-        want = _torch(fn, args)
-        assert len(got) == len(want), name
-        for g, w in zip(got, want):
-            assert g.shape == w.shape, (name, g.shape, w.shape)
-            if w.dtype.kind in "biu":
-                np.testing.assert_array_equal(g.astype(w.dtype), w, err_msg=name)
-            else:
-                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=name)
+    assert_translates_like_torch(fn, example, others, target, name)
 
 
 def test_graph_of_a_view_write_is_functional():
