@@ -65,9 +65,15 @@ _RECORD = object()
 """What :meth:`TorchInterceptor._trace_time_fact` returns for a call that is an op."""
 
 
-@functools.lru_cache(maxsize=1)
 def torch_names() -> dict[Any, str]:
     """Public torch callable -> its fully qualified public name (built once per process)."""
+    return _name_tables()[0]
+
+
+@functools.lru_cache(maxsize=1)
+def _name_tables() -> tuple[dict[Any, str], dict[str, tuple[str, ...]]]:
+    """``torch_names()``'s table, and a name of it -> the other public names of the same
+    callable in its namespace (built together, once per process; read-only afterwards)."""
     import torch
     import torch.nn.functional as F
 
@@ -108,19 +114,13 @@ def torch_names() -> dict[Any, str]:
             mod = getattr(mod, part)
         add(mod, f"torch.{sub}")
     add(torch, "torch")
-    _ALIASES.update({k: tuple(v) for k, v in aliases.items()})
-    return table
-
-
-_ALIASES: dict[str, tuple[str, ...]] = {}
-"""A name of ``torch_names`` -> the other public names of the same callable in its
-namespace, filled once with that table (read-only afterwards)."""
+    return table, {k: tuple(v) for k, v in aliases.items()}
 
 
 def _canonical(hit: str, func: Any) -> str:
     """Among aliases of one callable, the name it was called by (``torch.mm``, not the
     alphabetically first ``torch.dsmm``); else the table's name."""
-    alts = _ALIASES.get(hit)
+    alts = _name_tables()[1].get(hit)
     called = getattr(func, "__name__", None)
     if alts and called:
         for alt in alts:
@@ -180,7 +180,7 @@ def torch_name_of(func: Any) -> str | None:
     except TypeError:
         hit = None
     if hit is not None:
-        return _canonical(hit, func) if hit in _ALIASES else hit
+        return _canonical(hit, func)
     owner = getattr(func, "__self__", None)
     if getattr(func, "__name__", "") == "__get__" and owner is not None:
         # A property of Tensor (``x.shape``, ``x.T``): the descriptor is the key.
