@@ -365,19 +365,33 @@ def _check_sizes(
     """:func:`.sizecheck.pin_baked_sizes` on this call's inputs."""
 
     def rebuild(new: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        it = iter(new)
-
-        def swap(a: Any, t: TreeDef) -> Any:
-            if t.kind == "static":
-                return a
-            found, tree = flatten(a, is_dynamic, opaque=is_opaque)
-            return unflatten(tree, [next(it) for _ in found])
-
-        new_args = tuple(swap(a, t) for a, t in zip(args, arg_parts))
-        new_kwargs = {k: swap(a, t) for (k, a), t in zip(kwargs.items(), kw_parts)}
-        return new_args, new_kwargs
+        return _with_leaves(new, args, kwargs, arg_parts, kw_parts, is_dynamic, is_opaque)
 
     return pin_baked_sizes(graph, leaves, rebuild, retrace, fn, mode)
+
+
+def _with_leaves(
+    new: list[Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    arg_parts: list[TreeDef],
+    kw_parts: list[TreeDef],
+    is_dynamic: Any,
+    is_opaque: Any,
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``args`` and ``kwargs`` with their array leaves replaced, in order, by ``new``
+    (static arguments are kept as they are)."""
+    it = iter(new)
+
+    def swap(a: Any, t: TreeDef) -> Any:
+        if t.kind == "static":
+            return a
+        found, tree = flatten(a, is_dynamic, opaque=is_opaque)
+        return unflatten(tree, [next(it) for _ in found])
+
+    new_args = tuple(swap(a, t) for a, t in zip(args, arg_parts))
+    new_kwargs = {k: swap(a, t) for (k, a), t in zip(kwargs.items(), kw_parts)}
+    return new_args, new_kwargs
 
 
 def _unalias(
@@ -417,16 +431,9 @@ def _unalias(
         new.append(leaf)
     if all(a is b for a, b in zip(new, leaves)):
         return leaves, args, kwargs
-    it = iter(new)
-
-    def swap(a: Any, t: TreeDef) -> Any:
-        if t.kind == "static":
-            return a
-        found, tree = flatten(a, is_dynamic, opaque=is_opaque)
-        return unflatten(tree, [next(it) for _ in found])
-
-    new_args = tuple(swap(a, t) for a, t in zip(args, arg_parts))
-    new_kwargs = {k: swap(a, t) for (k, a), t in zip(kwargs.items(), kw_parts)}
+    new_args, new_kwargs = _with_leaves(
+        new, args, kwargs, arg_parts, kw_parts, is_dynamic, is_opaque
+    )
     return new, new_args, new_kwargs
 
 
