@@ -17,7 +17,14 @@ from .hints import source_hint
 from .interceptor import INTERCEPTORS, Interceptor, InterceptorFactory, ModuleBinder
 from .recorder import IdentityMap, Recorder, TraceError
 from .registry import REGISTRY, PatchRegistry
-from .scalars import TrackedFloat, TrackedInt, is_tracked_scalar, tracked_value
+from .scalars import (
+    TrackedFloat,
+    TrackedInt,
+    guarded_value,
+    is_tracked_scalar,
+    tracked_call,
+    tracked_value,
+)
 from .trace import TraceResult, trace
 
 _llvm.install()  # triton loaded after tensorflow binds to its own LLVM (see _llvm)
@@ -37,8 +44,10 @@ __all__ = [
     "TrackedFloat",
     "TrackedInt",
     "UnrecordedArrayWarning",
+    "guarded_value",
     "is_tracked_scalar",
     "source_hint",
     "trace",
+    "tracked_call",
     "tracked_value",
 ]

@@ -21,9 +21,11 @@ if TYPE_CHECKING:
 __all__ = [
     "TrackedFloat",
     "TrackedInt",
+    "guarded_value",
     "is_tracked_scalar",
     "make_tracked",
     "scalar_spec",
+    "tracked_call",
     "tracked_value",
 ]
 
@@ -36,6 +38,27 @@ def tracked_value(obj: Any) -> Value | None:
 def is_tracked_scalar(obj: Any) -> bool:
     """Whether ``obj`` is a tracked Python scalar."""
     return isinstance(obj, TrackedInt | TrackedFloat)
+
+
+def tracked_call(op: str, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` on plain numbers; when an argument is a tracked scalar the call is
+    recorded as the node ``op`` (a name the compiled graph calls, such as ``builtins.min``)
+    and its result is tracked. For the size arithmetic Python has no hook for: ``min`` and
+    ``max`` of sizes ask ``<``, which would guard."""
+    rec = next((a._rec for a in args if isinstance(a, TrackedInt | TrackedFloat)), None)
+    raw = fn(*[_plain(a) for a in args])
+    if rec is None:
+        return raw
+    return rec.scalar_op(op, args, raw)
+
+
+def guarded_value(x: Any, why: str) -> Any:
+    """The plain value of ``x``; a tracked scalar's value is guarded, with ``why`` as the
+    guard's reason (what in the graph depends on it: a number of results, a rank)."""
+    if isinstance(x, TrackedInt | TrackedFloat):
+        x._rec.scalar_guard(None, (x,), x._plain(), why)
+        return x._plain()
+    return x
 
 
 _INT_WHY = (

@@ -30,7 +30,10 @@ __all__ = [
     "numel",
     "prod",
     "ref_rank",
+    "result_count",
     "size_args",
+    "size_max",
+    "size_min",
     "to_last",
     "vector_norm",
     "xlog",
@@ -216,7 +219,7 @@ def xlog(kind: str):
 
 def diagonal_of(cx, x, offset, dim1, dim2):
     """The diagonal of ``x`` over dims ``dim1``/``dim2``, appended last: positions
-    computed from the tracked sizes (only which of them is smaller is guarded)."""
+    computed from the tracked sizes (their ``min``/``max`` tracked too: nothing guarded)."""
     t = cx.target
     shape = t.shape(x)
     rank = len(shape)
@@ -224,7 +227,7 @@ def diagonal_of(cx, x, offset, dim1, dim2):
     rest = [i for i in range(rank) if i not in (d1, d2)]
     x = t.transpose(x, [*rest, d1, d2])
     n, m = shape[d1], shape[d2]
-    length = max(min(n, m - offset) if offset >= 0 else min(n + offset, m), 0)
+    length = size_max(size_min(n, m - offset) if offset >= 0 else size_min(n + offset, m), 0)
     flat = t.reshape(x, [*[shape[i] for i in rest], n * m])
     start = offset if offset >= 0 else -offset * m
     idx = t.arange(start, start + length * (m + 1), m + 1, "int32")
@@ -282,6 +285,28 @@ def matrix_norm(cx, x, ord, axes, keepdim):
         m = t.reduce("max" if ord > 0 else "min", s, red_ax, True)
         return m if keepdim else t.squeeze(m, tuple(sorted(axes)))
     raise NotImplementedError(f"matrix norm of order {ord!r} (singular values)")
+
+
+def size_min(*xs: Any) -> Any:
+    """The least of sizes (tracked sizes give a tracked ``min``: no comparison is guarded)."""
+    from ivytrace_intercept import tracked_call
+
+    return tracked_call("builtins.min", min, *xs) if len(xs) > 1 else xs[0]
+
+
+def size_max(*xs: Any) -> Any:
+    """The greatest of sizes (tracked sizes give a tracked ``max``: no comparison is guarded)."""
+    from ivytrace_intercept import tracked_call
+
+    return tracked_call("builtins.max", max, *xs) if len(xs) > 1 else xs[0]
+
+
+def result_count(n: Any, what: str) -> int:
+    """``n`` (a size, maybe tracked) as the plain number of results ``what`` gives: the
+    graph's structure depends on it, so it is guarded, and the guard says why."""
+    from ivytrace_intercept import guarded_value
+
+    return guarded_value(n, f"the number of results of {what} depends on the input's size")
 
 
 def prod(xs: Any) -> Any:

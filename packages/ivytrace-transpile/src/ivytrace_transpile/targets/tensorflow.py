@@ -125,7 +125,8 @@ class TensorFlowTarget(Target):
     # ---- FFTs through tf.signal (innermost axis, complex input) ----------------
     def _fft_axis(self, kind: str, x: Any, n: Any, axis: int, norm: Any) -> Any:
         """One 1-d transform of numpy's ``kind`` along ``axis`` with numpy's ``n`` and
-        ``norm``, written on the innermost axis between transposes."""
+        ``norm``, written on the innermost axis between transposes. The axis's size is
+        tracked (a new length is taken), and so are ``n`` and the scale made from it."""
         tf = self.tf
         rank = len(x.shape)
         axis %= rank
@@ -133,37 +134,37 @@ class TensorFlowTarget(Target):
         if axis != rank - 1:
             perm = [i for i in range(rank) if i != axis] + [axis]
             x = tf.transpose(x, perm)
-        m = int(x.shape[-1])
+        m = x.shape[-1]
         norm = norm or "backward"
         if kind in ("fft", "ifft", "irfft", "hfft") and not x.dtype.is_complex:
             x = tf.cast(x, tf.complex128 if x.dtype == tf.float64 else tf.complex64)
         if kind in ("fft", "ifft"):
-            n = m if n is None else int(n)
+            n = m if n is None else n
             x = self._fit_last(x, n)
             y = (tf.signal.fft if kind == "fft" else tf.signal.ifft)(x)
             forward = kind == "fft"
         elif kind == "rfft":
-            n = m if n is None else int(n)
+            n = m if n is None else n
             y = tf.signal.rfft(self._fit_last(x, n), fft_length=[n])
             forward = True
         elif kind == "irfft":
-            n = 2 * (m - 1) if n is None else int(n)
+            n = 2 * (m - 1) if n is None else n
             y = tf.signal.irfft(self._fit_last(x, n // 2 + 1), fft_length=[n])
             forward = False
         elif kind == "hfft":  # irfft of the conjugate, normalised in the other direction
-            n = 2 * (m - 1) if n is None else int(n)
+            n = 2 * (m - 1) if n is None else n
             y = tf.signal.irfft(tf.math.conj(self._fit_last(x, n // 2 + 1)), fft_length=[n])
-            y = y * float(n)  # unscaled inverse; then scaled as a forward transform
+            y = y * (n * 1.0)  # unscaled inverse; then scaled as a forward transform
             forward = True
         elif kind == "ihfft":
-            n = m if n is None else int(n)
+            n = m if n is None else n
             y = tf.math.conj(tf.signal.rfft(self._fit_last(x, n), fft_length=[n]))
-            y = y / tf.cast(float(n), y.dtype)  # the conjugate, scaled as an inverse
+            y = y / tf.cast(n * 1.0, y.dtype)  # the conjugate, scaled as an inverse
             forward = False
         else:
             raise NotImplementedError(f"torch.fft.{kind} on tensorflow")
-        scale = self._fft_scale(forward, norm, n)
-        if scale != 1.0:
+        if norm != "backward":
+            scale = self._fft_scale(forward, norm, n)
             y = y * tf.cast(scale, y.dtype) if y.dtype.is_complex else y * scale
         if perm is not None:
             inv = [0] * rank
@@ -173,26 +174,30 @@ class TensorFlowTarget(Target):
         return y
 
     @staticmethod
-    def _fft_scale(forward: bool, norm: str, n: int) -> float:
+    def _fft_scale(forward: bool, norm: str, n: Any) -> Any:
         """The factor that turns tf.signal's result (forward unscaled, inverse 1/n) into
-        numpy's ``norm``."""
+        numpy's ``norm`` (``n`` a tracked size: the factor is written with the size's own
+        operators, ``n ** -0.5``, so it stays tracked; ``1.0 / n`` would bake it)."""
         if norm == "ortho":
-            return 1.0 / math.sqrt(n) if forward else math.sqrt(n)
+            return n**-0.5 if forward else n**0.5
         if norm == "forward":
-            return 1.0 / n if forward else float(n)
+            return n**-1.0 if forward else n * 1.0
         if norm == "backward":
             return 1.0
         raise ValueError(f"unknown fft norm {norm!r}")
 
-    def _fit_last(self, x: Any, n: int) -> Any:
-        """``x`` cropped or zero-padded to length ``n`` along its last axis."""
-        m = int(x.shape[-1])
-        if n < m:
-            return x[..., :n]
-        if n > m:
-            rank = len(x.shape)
-            return self.tf.pad(x, [[0, 0]] * (rank - 1) + [[0, n - m]])
-        return x
+    def _fit_last(self, x: Any, n: Any) -> Any:
+        """``x`` cropped or zero-padded to length ``n`` along its last axis (by the
+        tracked difference of the sizes: no comparison of them is guarded)."""
+        from ivytrace_intercept import tracked_call
+
+        m = x.shape[-1]
+        if n is m:
+            return x
+        rank = len(x.shape)
+        grow = tracked_call("builtins.max", max, n - m, 0)
+        x = self.tf.pad(x, [[0, 0]] * (rank - 1) + [[0, grow]])
+        return x[..., :n]
 
     def fft(self, kind: str, x: Any, *args: Any, **kwargs: Any) -> Any:
         """numpy's ``numpy.fft.<kind>`` signatures, by 1-d ``tf.signal`` transforms along
@@ -203,7 +208,7 @@ class TensorFlowTarget(Target):
             rank = len(x.shape)
             axes = list(range(rank)) if axes is None else [a % rank for a in _as_seq(axes)]
             sign = 1 if kind == "fftshift" else -1
-            shifts = [sign * (int(x.shape[a]) // 2) for a in axes]
+            shifts = [sign * (x.shape[a] // 2) for a in axes]
             return tf.roll(x, shifts, axes) if axes else x
         if kind in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
             n, axis, norm = (*args, *(None, -1, None)[len(args) :])

@@ -3,7 +3,7 @@ diagonal_scatter."""
 
 from __future__ import annotations
 
-from .._common import arg_rank, cast_to, diagonal_of, numel, ref_rank
+from .._common import arg_rank, cast_to, diagonal_of, numel, ref_rank, size_max
 from ..registry import rule
 
 __all__: list[str] = []
@@ -97,11 +97,11 @@ def _diagonal_scatter(cx, x, src, offset=0, dim1=0, dim2=1):
     s = cast_to(cx, src, dt)
     length = t.shape(src)[-1]
     if offset >= 0:
-        s = t.pad(s, [(0, 0)] * (rank - 2) + [(0, max(n1 - length, 0))])
+        s = t.pad(s, [(0, 0)] * (rank - 2) + [(0, size_max(n1 - length, 0))])
         s = t.getitem(s, (Ellipsis, slice(0, n1)))
         spread = t.expand_dims(s, -1)  # (..., n1, 1)
     else:
-        s = t.pad(s, [(0, 0)] * (rank - 2) + [(0, max(n2 - length, 0))])
+        s = t.pad(s, [(0, 0)] * (rank - 2) + [(0, size_max(n2 - length, 0))])
         s = t.getitem(s, (Ellipsis, slice(0, n2)))
         spread = t.expand_dims(s, -2)  # (..., 1, n2)
     others = [d for d in range(rank) if d not in (d1, d2)]

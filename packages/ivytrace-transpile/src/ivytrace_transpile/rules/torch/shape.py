@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import itertools
 
-from .._common import arg_rank, broadcast_shape, cast_to, dim_axes, is_array, size_args
+from .._common import (
+    arg_rank,
+    broadcast_shape,
+    cast_to,
+    dim_axes,
+    is_array,
+    result_count,
+    size_args,
+    size_max,
+    size_min,
+)
 from ..registry import TORCH_RULES, rule
 
 __all__: list[str] = []
@@ -151,10 +161,10 @@ def _stack(cx, tensors, dim=0):
 def _split(cx, x, split_size_or_sections, dim=0):
     ax = dim_axes(dim, arg_rank(cx))
     if isinstance(split_size_or_sections, int):
-        # the number of pieces depends on the size: guarded
-        (size,) = cx.static_shape(x, [ax])
+        # the number of pieces depends on the size (guarded); the last one's size is tracked
+        size = cx.target.shape(x)[ax]
         step = split_size_or_sections
-        n = max(-(-size // step), 1)
+        n = result_count(size_max(-(-size // step), 1), "torch.split")
         sizes = [step] * (n - 1) + [size - step * (n - 1)]
     else:
         sizes = list(split_size_or_sections)
@@ -164,17 +174,19 @@ def _split(cx, x, split_size_or_sections, dim=0):
 @rule("torch.chunk", method=True)
 def _chunk(cx, x, chunks, dim=0):
     ax = dim_axes(dim, arg_rank(cx))
-    (size,) = cx.static_shape(x, [ax])  # the number of chunks depends on the size: guarded
-    step = -(-size // chunks) if size else 0
-    n = -(-size // step) if step else chunks
-    sizes = [step] * (n - 1) + [size - step * (n - 1)] if step else [0] * chunks
+    size = cx.target.shape(x)[ax]
+    step = -(-size // chunks)  # 0 for an empty axis, which gives ``chunks`` empty pieces
+    empty = 1 - size_min(size, 1)
+    # the number of chunks depends on the size (guarded); their sizes are tracked
+    n = result_count(size_max(-(-size // size_max(step, 1)), chunks * empty), "torch.chunk")
+    sizes = [step] * (n - 1) + [size - step * (n - 1)]
     return tuple(cx.target.split(x, sizes, ax))
 
 
 @rule("torch.unbind", method=True)
 def _unbind(cx, x, dim=0):
     ax = dim_axes(dim, arg_rank(cx))
-    n = int(cx.target.shape(x)[ax])  # the number of results: guarded in the graph
+    n = result_count(cx.target.shape(x)[ax], "torch.unbind")
     return tuple(cx.target.getitem(x, (*(slice(None),) * ax, i)) for i in range(n))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._common import arg_rank, cast_to, ntuple
+from ..._common import arg_rank, cast_to, ntuple, prod
 from ...registry import rule
 
 __all__: list[str] = []
@@ -156,30 +156,63 @@ def _adaptive_pool(cx, x, output_size, return_indices=False):
     unbatched = arg_rank(cx) == nd + 1
     if unbatched:
         x = t.expand_dims(x, 0)
-    in_sizes = _spatial(cx, x, nd)  # the windows depend on the sizes: guarded
-    out_sizes = [i if o is None else o for o, i in zip(wanted, in_sizes)]
-    if indices or any(i % o for i, o in zip(in_sizes, out_sizes)):
-        # windows [floor(i n / o), ceil((i + 1) n / o)), each padded to the longest by
-        # repeating its last position (a repeat changes neither max nor first argmax;
-        # the mean counts each position once)
-        coords = []
-        for n, o in zip(in_sizes, out_sizes):
-            bounds = [((i * n) // o, -((-(i + 1) * n) // o)) for i in range(o)]
-            kmax = max(b - a for a, b in bounds)
-            if kind == "max":
-                coords.append([[min(a + j, b - 1) for j in range(kmax)] for a, b in bounds])
-            else:  # positions past the window's end count as padding (out of range)
-                coords.append([[a + j if a + j < b else n for j in range(kmax)] for a, b in bounds])
-        y, idx = _gathered_windows(cx, x, nd, coords, kind)
-        if indices:
-            idx = cast_to(cx, idx, cx.out_dtype(1))
-            return (t.squeeze(y, 0), t.squeeze(idx, 0)) if unbatched else (y, idx)
-        return t.squeeze(y, 0) if unbatched else y
-    k = tuple(i // o for i, o in zip(in_sizes, out_sizes))
-    y = t.pool("max" if kind == "max" else "sum", x, k, k, [(0, 0)] * nd)
-    if kind == "avg":
-        y = y / float(math.prod(k))
+    # separable, axis by axis from the last: each output position's window
+    # [floor(i n / o), ceil((i + 1) n / o)) as a mask over the input positions, from the
+    # tracked input size n (a new input size is taken; nothing is guarded)
+    in_sizes = list(t.shape(x)[2:])
+    y, flat = x, None
+    for a in reversed(range(nd)):
+        n = in_sizes[a]
+        o = n if wanted[a] is None else wanted[a]
+        y, flat = _adaptive_axis(cx, y, flat, 2 + a, n, o, kind, prod(in_sizes[a + 1 :]))
+    if indices:
+        idx = cast_to(cx, flat, cx.out_dtype(1))
+        return (t.squeeze(y, 0), t.squeeze(idx, 0)) if unbatched else (y, idx)
     return t.squeeze(y, 0) if unbatched else y
+
+
+def _window_mask(cx, n: Any, o: Any) -> tuple[Any, Any]:
+    """(mask (o, n): input position j in output i's window, the windows' starts (o,))."""
+    t = cx.target
+    i = t.arange(0, o, 1, "int64")
+    start = (i * n) // o
+    end = -((-(i + 1) * n) // o)
+    pos = t.expand_dims(t.arange(0, n, 1, "int64"), 0)
+    inside = t.ew("logical_and", t.ew("greater_equal", pos, t.expand_dims(start, 1)),
+                  t.ew("less", pos, t.expand_dims(end, 1)))  # fmt: skip
+    return inside, start
+
+
+def _adaptive_axis(cx, y, flat, ax: int, n: Any, o: Any, kind: str, stride: Any):
+    """Adaptive pooling of ``y`` along axis ``ax`` (size ``n`` -> ``o``): the mean by a
+    (o, n) averaging matrix, or the max with its position, the first in the window as
+    torch's scan keeps (``flat``: the flat input index of each max so far, along the
+    later axes; ``stride``: their number of positions)."""
+    t = cx.target
+    dt = cx.dtype_of(y)
+    rank = len(t.shape(y))
+    perm = [d for d in range(rank) if d != ax] + [ax]
+    inv = [0] * rank
+    for k, p in enumerate(perm):
+        inv[p] = k
+    mask, start = _window_mask(cx, n, o)
+    ym = t.transpose(y, perm)
+    if kind == "avg":
+        w = cast_to(cx, mask, dt)
+        w = w / t.reduce("sum", w, -1, True)
+        return t.transpose(t.einsum("...n,on->...o", ym, w), inv), None
+    z = t.where(mask, t.expand_dims(ym, -2), t.asarray(-math.inf, dt))  # (..., o, n)
+    val = t.reduce("max", z, -1)
+    arg = cast_to(cx, t.argmax(z, -1), "int64")
+    # a window of -inf only: torch keeps its first position
+    arg = t.where(t.ew("equal", val, t.asarray(-math.inf, dt)), start, arg)
+    if flat is None:
+        new = arg
+    else:
+        fm = t.broadcast_to(t.expand_dims(t.transpose(flat, perm), -2), t.shape(z))
+        inner = t.squeeze(t.take_along_axis(fm, t.expand_dims(arg, -1), -1), -1)
+        new = arg * stride + inner
+    return t.transpose(val, inv), t.transpose(new, inv)
 
 
 @rule("torch.nn.functional.max_unpool1d", "torch.nn.functional.max_unpool2d",
