@@ -35,7 +35,7 @@ from ivytrace_passes import default_pipeline, run_pipeline
 from .errors import TranslatedCallError, TranspileError
 from .outputs import DEFAULT_OUTPUT_DIR, write_package
 from .rules import rules_for
-from .targets import TARGETS, get_target
+from .targets import ALL_TARGETS, get_target
 from .translate import Translation, translate_graph
 
 __all__ = ["TranslatedCallable", "transpile"]
@@ -552,8 +552,8 @@ def transpile(
     ``output_dir`` (default ``Translated_Outputs``) without weights; its ``convert.py``
     converts the real checkpoint shard by shard (see :mod:`ivytrace_transpile.meta`).
     """
-    if target not in TARGETS:
-        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    if target not in ALL_TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(ALL_TARGETS)}")
     if args is not None and not isinstance(args, tuple | list):
         what = "an array" if framework_of(args) is not None else f"a {type(args).__name__}"
         raise TypeError(
