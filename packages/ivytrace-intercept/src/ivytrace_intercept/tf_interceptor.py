@@ -57,6 +57,7 @@ _VAR = REGISTRY.var("tensorflow")
 _NAMESPACES = (
     "tensorflow", "tensorflow.math", "tensorflow.nn", "tensorflow.linalg", "tensorflow.random",
     "tensorflow.signal", "tensorflow.image", "tensorflow.bitwise", "tensorflow.dtypes",
+    "tensorflow.math.special",
 )  # fmt: skip
 _QUIET = frozenset(
     {

@@ -107,7 +107,8 @@ DEFAULT_ALLOWLIST = Allowlist(
             "torch.special", "torch.nn.init", "torch.nn.Parameter", "torch.random",
             "torch.return_types",
             # tensorflow
-            "tensorflow", "tensorflow.math", "tensorflow.nn", "tensorflow.linalg",
+            "tensorflow", "tensorflow.math", "tensorflow.math.special", "tensorflow.nn",
+            "tensorflow.linalg",
             "tensorflow.signal", "tensorflow.random", "tensorflow.image", "tensorflow.bitwise",
             "tensorflow.Tensor", "tensorflow.Variable", "tensorflow.dtypes",
             "tensorflow.experimental.numpy", "tensorflow.keras.ops",

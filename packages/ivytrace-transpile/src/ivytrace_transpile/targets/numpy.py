@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from . import specfun
 from .base import Target, native
 
 __all__ = ["ArrayNamespaceTarget", "NumpyTarget", "numpy_pool"]
@@ -37,6 +38,35 @@ class ArrayNamespaceTarget(Target):
     # elementwise with no one-call native here
     def ew_rsqrt(self, x: Any) -> Any:
         return 1.0 / self.xp.sqrt(x)
+
+    # Bessel functions neither namespace has: written with its primitives (specfun.py)
+    def ew_bessel_j0(self, x: Any) -> Any:
+        return specfun.bessel_j(self.xp, x, 0)
+
+    def ew_bessel_j1(self, x: Any) -> Any:
+        return specfun.bessel_j(self.xp, x, 1)
+
+    def ew_bessel_y0(self, x: Any) -> Any:
+        return specfun.bessel_y(self.xp, x, 0)
+
+    def ew_bessel_y1(self, x: Any) -> Any:
+        return specfun.bessel_y(self.xp, x, 1)
+
+    def ew_modified_bessel_k0(self, x: Any) -> Any:
+        return specfun.bessel_k(self.xp, x, 0, scaled=False)
+
+    def ew_modified_bessel_k1(self, x: Any) -> Any:
+        return specfun.bessel_k(self.xp, x, 1, scaled=False)
+
+    def ew_scaled_modified_bessel_k0(self, x: Any) -> Any:
+        return specfun.bessel_k(self.xp, x, 0, scaled=True)
+
+    def ew_scaled_modified_bessel_k1(self, x: Any) -> Any:
+        return specfun.bessel_k(self.xp, x, 1, scaled=True)
+
+    def ew_erfcx(self, x: Any) -> Any:
+        # jax.scipy.special.erfcx gives 0 above about 9.2 in float32 (torch: 0.061 at 9.22)
+        return specfun.erfcx(self.xp, x)
 
     # creation
     def asarray(self, value: Any, dtype: str | None = None) -> Any:
@@ -245,6 +275,22 @@ class NumpyTarget(ArrayNamespaceTarget):
 
     def ew_sigmoid(self, x: Any) -> Any:
         return 1.0 / (1.0 + self.xp.exp(-x))
+
+    # special functions numpy has none of (jax.scipy.special has them): specfun.py
+    def ew_erfc(self, x: Any) -> Any:
+        return specfun.erfc(self.xp, x)
+
+    def ew_i0(self, x: Any) -> Any:
+        return specfun.bessel_i(self.xp, x, 0, scaled=False)
+
+    def ew_i0e(self, x: Any) -> Any:
+        return specfun.bessel_i(self.xp, x, 0, scaled=True)
+
+    def ew_i1(self, x: Any) -> Any:
+        return specfun.bessel_i(self.xp, x, 1, scaled=False)
+
+    def ew_i1e(self, x: Any) -> Any:
+        return specfun.bessel_i(self.xp, x, 1, scaled=True)
 
 
 def _window_slices(x: Any, kernel, stride, dilation, channels_last: bool = False) -> Any:

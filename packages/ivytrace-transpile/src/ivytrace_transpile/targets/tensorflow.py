@@ -56,6 +56,46 @@ class TensorFlowTarget(Target):
     def ew_exp2(self, x: Any) -> Any:
         return self.tf.math.pow(self.tf.constant(2.0, x.dtype), x)
 
+    # Bessel functions of x >= 0: tensorflow's natives answer otherwise than torch at and
+    # below 0 (torch: nan below 0, -inf for Y at 0, inf for K at 0)
+    def _bessel_half_line(self, name: str, x: Any, at_zero: float) -> Any:
+        tf = self.tf
+        y = native(f"tensorflow.math.special.{name}")(x)
+        y = tf.where(tf.math.equal(x, 0.0), tf.constant(at_zero, x.dtype), y)
+        return tf.where(tf.math.less(x, 0.0), tf.constant(math.nan, x.dtype), y)
+
+    def ew_bessel_y0(self, x: Any) -> Any:
+        return self._bessel_half_line("bessel_y0", x, -math.inf)
+
+    def ew_bessel_y1(self, x: Any) -> Any:
+        return self._bessel_half_line("bessel_y1", x, -math.inf)
+
+    def ew_modified_bessel_k0(self, x: Any) -> Any:
+        return self._bessel_half_line("bessel_k0", x, math.inf)
+
+    def ew_modified_bessel_k1(self, x: Any) -> Any:
+        return self._bessel_half_line("bessel_k1", x, math.inf)
+
+    def ew_scaled_modified_bessel_k0(self, x: Any) -> Any:
+        return self._bessel_half_line("bessel_k0e", x, math.inf)
+
+    def ew_scaled_modified_bessel_k1(self, x: Any) -> Any:
+        return self._bessel_half_line("bessel_k1e", x, math.inf)
+
+    def ew_erfcx(self, x: Any) -> Any:
+        # exp(x^2) erfc(x) in float64 below 25 (erfc there is above 1e-275; far below 0 it
+        # overflows to inf, as torch's), the asymptotic series above (terms below 1e-10)
+        tf = self.tf
+        w = tf.cast(x, tf.float64)
+        small = tf.math.less(w, 25.0)
+        ws = tf.where(small, w, tf.zeros_like(w))
+        direct = tf.math.exp(ws * ws) * tf.math.erfc(ws)
+        wl = tf.where(small, tf.fill(tf.shape(w), tf.constant(25.0, tf.float64)), w)
+        inv = 1.0 / (wl * wl)
+        series = 1.0 + inv * (-0.5 + inv * (0.75 + inv * (-1.875 + inv * 6.5625)))
+        asym = series / (wl * math.sqrt(math.pi))
+        return tf.cast(tf.where(small, direct, asym), x.dtype)
+
     def ew_trunc(self, x: Any) -> Any:
         return self.tf.math.sign(x) * self.tf.math.floor(self.tf.math.abs(x))
 
