@@ -14,17 +14,25 @@ Other uses:
 
 ``--summary DIR`` writes ``opdb_summary.md`` and ``opdb_failures_<target>.txt`` (the ops
 not right, grouped by reason, most frequent first) into DIR.
+
+``--retrace`` measures the alternative figure: the sweep translates with
+``retrace=False`` (one translation judged at new shapes, what the ledger records); with
+the flag each translation may trace again where a size decision goes the other way
+(``transpile``'s default), and the table is printed beside the ledger's verdicts for the
+same ops. It writes no ledger.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import importlib.util
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 _SWEEP = Path(__file__).resolve().parents[1] / "tests" / "transpile" / "opdb_sweep.py"
 
@@ -40,6 +48,42 @@ def load_sweep_module():
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod
+
+
+@contextlib.contextmanager
+def retracing() -> Iterator[None]:
+    """While open, ``ivytrace_transpile.transpile`` re-specialises whatever ``retrace=``
+    its caller passed (the sweeps pass ``retrace=False``): the ``--retrace`` figure."""
+    import ivytrace_transpile as it
+
+    strict = it.transpile
+
+    def transpile(*objs: Any, **kwargs: Any) -> Any:
+        return strict(*objs, **{**kwargs, "retrace": True})
+
+    it.transpile = transpile
+    try:
+        yield
+    finally:
+        it.transpile = strict
+
+
+def against_ledger(verdicts, ledger: dict[str, dict[str, str]]) -> str:
+    """The ``--retrace`` verdicts beside the strict ones the ledger holds: per target, how
+    many ops are right each way, and every op whose verdict moved."""
+    lines = []
+    by_target: dict[str, list[Any]] = collections.defaultdict(list)
+    for v in verdicts:
+        by_target[v.target].append(v)
+    for target, vs in by_target.items():
+        strict = [ledger.get(v.op, {}).get(target, "?") for v in vs]
+        right = sum(v.kind == "right" for v in vs)
+        was = sum(s == "right" for s in strict)
+        lines.append(f"{target}: {right} of {len(vs)} right with retrace, {was} strict (ledger)")
+        for v, s in zip(vs, strict):
+            if v.entry != s:
+                lines.append(f"  {v.op}: {s[:90]}  ->  {v.entry[:90]}")
+    return "\n".join(lines)
 
 
 def failures_by_reason(verdicts, target: str) -> str:
@@ -63,12 +107,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--verbose", action="store_true", help="print every op not right")
     p.add_argument("--write-ledger", action="store_true", help="merge the verdicts into the ledger")
     p.add_argument("--summary", help="write opdb_summary.md and opdb_failures_<target>.txt here")
+    p.add_argument(
+        "--retrace", action="store_true", help="the figure with re-specialisation (no ledger)"
+    )
     a = p.parse_args(argv)
+    if a.retrace and a.write_ledger:
+        p.error("--retrace measures the alternative figure; the ledger records retrace=False")
     mod = load_sweep_module()
     targets = tuple(a.targets or mod.TARGETS)
     ops = [o for o in a.ops.split(",") if o] or None
     start = time.perf_counter()
-    verdicts = list(mod.sweep(targets, ops=ops, jsonl=a.jsonl, verbose=a.verbose))
+    with retracing() if a.retrace else contextlib.nullcontext():
+        verdicts = list(mod.sweep(targets, ops=ops, jsonl=a.jsonl, verbose=a.verbose))
     seconds = time.perf_counter() - start
     per_target = collections.Counter()
     for v in verdicts:
@@ -80,6 +130,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     times = ", ".join(f"{t} {s:.0f} s" for t, s in per_target.items())
     print(text)
     print(f"(sweep took {seconds:.0f} s: {times})")
+    if a.retrace:
+        print("with re-specialisation (retrace=True), beside the strict ledger:")
+        print(against_ledger(verdicts, mod.load_ledger()))
     if a.write_ledger:
         mod.write_ledger(verdicts)
         print(f"ledger updated: {mod.LEDGER}")

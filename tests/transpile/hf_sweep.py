@@ -353,7 +353,11 @@ def _judge(model, col, inputs, refs, ivy, ops) -> tuple[str, str]:
                     return copy.deepcopy(x)
             else:
                 fn = ivy.transpile(
-                    model, source="torch", target=col, kwargs=copy.deepcopy(inputs[0])
+                    model,
+                    source="torch",
+                    target=col,
+                    kwargs=copy.deepcopy(inputs[0]),
+                    retrace=False,
                 )
 
                 def convert(x: dict[str, Any]) -> dict[str, Any]:

@@ -420,7 +420,9 @@ def _run_op(op: Any, target: str, cap: int, v: Verdict) -> bool:
     tgt = it.get_target(target)
     with torch.no_grad():
         try:
-            tr = it.transpile(fn, target=target, args=tuple(copy.deepcopy(groups[0])))
+            tr = it.transpile(
+                fn, target=target, args=tuple(copy.deepcopy(groups[0])), retrace=False
+            )
         except Exception as exc:
             if _is_ivytrace_error(exc):
                 v.record("refused", short_reason(exc), f"transpile: {exc}"[:500])

@@ -254,7 +254,7 @@ def test_rules_that_depend_on_sizes_guard_them_instead_of_baking():
         return torch.nn.functional.adaptive_avg_pool2d(x, 2), y.unbind(1), y.squeeze()
 
     x, y = torch.randn(2, 3, 8, 4), torch.randn(2, 3, 1)
-    tn = ivy.transpile(f, target="numpy", args=(x, y))
+    tn = ivy.transpile(f, target="numpy", args=(x, y), retrace=False)  # one translation
     tgt = it.get_target("numpy")
     x2, y2 = torch.randn(5, 3, 8, 4), torch.randn(5, 3, 1)  # other batch: right
     got = tn(to_target(x2, tgt), to_target(y2, tgt))

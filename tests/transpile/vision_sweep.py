@@ -277,7 +277,7 @@ def _run(label: str, fn: Callable[..., Any], target: str, v: Any, ops: Any) -> b
         return False
     tgt = it.get_target(target)
     try:
-        tr = it.transpile(call, target=target, args=tuple(copy.deepcopy(groups[0])))
+        tr = it.transpile(call, target=target, args=tuple(copy.deepcopy(groups[0])), retrace=False)
     except Exception as exc:
         if ops._is_ivytrace_error(exc):
             v.record("refused", ops.short_reason(exc), f"transpile: {exc}"[:500])

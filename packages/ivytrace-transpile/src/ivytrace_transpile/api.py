@@ -14,6 +14,7 @@ import dataclasses
 import os
 import sys
 import types
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -35,7 +36,20 @@ from ivytrace_passes import default_pipeline, run_pipeline
 from .errors import TranslatedCallError, TranspileError
 from .outputs import DEFAULT_OUTPUT_DIR, write_package
 from .rules import rules_for
-from .targets import ALL_TARGETS, get_target
+from .specialize import (
+    Decision,
+    RetraceWarning,
+    SharedWeights,
+    decision_of,
+    describe_inputs,
+    for_writing,
+    limit_error,
+    readme_section,
+    retrace_failed,
+    retrace_limit,
+    retrace_message,
+)
+from .targets import TARGETS, get_target
 from .translate import Translation, translate_graph
 
 __all__ = ["TranslatedCallable", "transpile"]
@@ -81,6 +95,7 @@ class TranslatedCallable:
         validate: bool = True,
         name: str | None = None,
         output_dir: str | os.PathLike[str] | None = None,
+        retrace: bool | int = True,
     ) -> None:
         self._fn = fn
         self.output_dir = output_dir
@@ -88,71 +103,87 @@ class TranslatedCallable:
         self.source_framework = source
         self.lazy = lazy
         self.validate = validate
+        self.retrace_limit = retrace_limit(retrace)
+        """Specialisations kept per input structure (1: a failed guard raises)."""
         self.__name__ = name or getattr(fn, "__name__", type(fn).__name__)
-        self._entries: dict[tuple[Any, ...], tuple[Translation, CompiledGraph]] = {}
+        # input structure -> its specialisations, the one that last answered first
+        self._entries: dict[tuple[Any, ...], list[tuple[Translation, CompiledGraph]]] = {}
         self._last: tuple[Translation, CompiledGraph] | None = None
+        self._made: list[str] = []  # the inputs each translation was made at, in order
+        self._changed: dict[tuple[Any, ...], list[Decision]] = {}  # decisions that retraced
+        self._weights = SharedWeights()
 
     # ---- building
     def translate(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Translation:
         """Trace the source callable on ``args``/``kwargs`` (arrays of any framework,
-        converted to the source's) and translate; keeps the result for their signature."""
+        converted to the source's) and translate; keeps the result beside the earlier
+        translations of their input structure (a module's weights are shared with them)."""
         wanted = self._traced_dtypes(args, kwargs)
         src_args, src_kwargs = map_arg(
             (tuple(args), dict(kwargs)),
             lambda x: _to_source(x, self.source_framework, wanted.get(id(x))),
         )
         with _no_grad(self.source_framework):
-            try:
-                # check_sizes: sizes Python reads without a hook (range(n), 0.5 * n) would be
-                # baked into the translation; traced again at other sizes, they are guarded
-                res = trace(
-                    self._fn,
-                    src_args,
-                    src_kwargs,
-                    name=self.__name__,
-                    keep_values=True,
-                    check_sizes=True,
-                )
-            except Exception as exc:
-                err = _wrong_source(self, exc)
-                if err is None:
-                    raise
-                raise err from exc
-            _refuse_training_dependence(self._fn, res.graph)
-            _refuse_live_outputs(self.__name__, res.graph.out_tree)
-            graph = run_pipeline(
-                res.graph, default_pipeline(array_caching=False, drawn=res.drawn, within_calls=True)
-            )
-            tr = translate_graph(
-                graph,
-                self.target,
+            tr = self._trace_and_translate(src_args, src_kwargs)
+        tr = dataclasses.replace(tr, params=self._weights.adopt(self.__name__, tr.params))
+        entry = (tr, compile_graph(tr.graph))
+        self._entries.setdefault(_signature(args, kwargs, self.target), []).append(entry)
+        self._last = entry
+        self._made.append(describe_inputs(args, kwargs))
+        if self.output_dir is not None:
+            self._write_default()
+        return tr
+
+    def _trace_and_translate(self, src_args: tuple[Any, ...], src_kwargs: dict) -> Translation:
+        """The source traced on its own arrays, passed through the pipeline, translated
+        and validated (the caller holds ``no_grad``)."""
+        try:
+            # check_sizes: sizes Python reads without a hook (range(n), 0.5 * n) would be
+            # baked into the translation; traced again at other sizes, they are guarded
+            res = trace(
+                self._fn,
                 src_args,
                 src_kwargs,
-                rules_for(self.source_framework),
-                validate=self.validate,
-                computed=res.values,  # the source run need not compute them again
+                name=self.__name__,
+                keep_values=True,
+                check_sizes=True,
             )
-            tr = dataclasses.replace(tr, module_args=res.module_args)
-        compiled = compile_graph(tr.graph)
-        entry = (tr, compiled)
-        self._entries[_signature(args, kwargs, self.target)] = entry
-        self._last = entry
-        if self.output_dir is not None:
-            try:
-                self.save(self.output_dir)
-            except Exception as exc:
-                if not isinstance(self.output_dir, _DefaultDir):
-                    raise
-                import warnings
+        except Exception as exc:
+            err = _wrong_source(self, exc)
+            if err is None:
+                raise
+            raise err from exc
+        _refuse_training_dependence(self._fn, res.graph)
+        _refuse_live_outputs(self.__name__, res.graph.out_tree)
+        graph = run_pipeline(
+            res.graph, default_pipeline(array_caching=False, drawn=res.drawn, within_calls=True)
+        )
+        tr = translate_graph(
+            graph,
+            self.target,
+            src_args,
+            src_kwargs,
+            rules_for(self.source_framework),
+            validate=self.validate,
+            computed=res.values,  # the source run need not compute them again
+        )
+        return dataclasses.replace(tr, module_args=res.module_args)
 
-                warnings.warn(  # the default write is a convenience: the translation works
-                    f"{self.__name__}: its package could not be written to "
-                    f"{self.output_dir}/ ({type(exc).__name__}: {exc}); the translation itself "
-                    "is usable. Pass output_dir=False (or set IVYTRACE_NO_OUTPUTS=1) to skip "
-                    "writing.",
-                    stacklevel=3,
-                )
-        return tr
+    def _write_default(self) -> None:
+        """Write the package into ``output_dir`` after a translation; a failed write to the
+        default folder warns (the translation itself works)."""
+        try:
+            self.save(self.output_dir)
+        except Exception as exc:
+            if not isinstance(self.output_dir, _DefaultDir):
+                raise
+            warnings.warn(  # the default write is a convenience: the translation works
+                f"{self.__name__}: its package could not be written to "
+                f"{self.output_dir}/ ({type(exc).__name__}: {exc}); the translation itself "
+                "is usable. Pass output_dir=False (or set IVYTRACE_NO_OUTPUTS=1) to skip "
+                "writing.",
+                stacklevel=4,
+            )
 
     def _traced_dtypes(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[int, str]:
         """The source dtype to trace each target array at (by ``id``) where the target's
@@ -163,7 +194,8 @@ class TranslatedCallable:
         leaves, tree = flatten((tuple(args), dict(kwargs)), lambda o: framework_of(o) is not None)
         canon = get_target(self.target).canonical_dtype
         traced: list[str] | None = None
-        for key, (tr, _) in self._entries.items():
+        made = [(key, tr) for key, held in self._entries.items() for tr, _ in held]
+        for key, tr in made:
             specs = [v.spec for v in tr.source.inputs]
             if (
                 key[0] == repr(tree)
@@ -195,45 +227,88 @@ class TranslatedCallable:
         ``directory/<name>/`` (default ``Translated_Outputs/<class>_<target>/`` in the cwd):
         ``model.py`` (readable source; a Keras layer for tensorflow, ``forward`` and
         ``load_params`` for jax and numpy), ``weights.safetensors`` in the target's layout,
-        ``__init__.py`` and a README. Returns the package's folder."""
+        ``__init__.py`` and a README. Returns the package's folder.
+
+        Where the code decided on sizes and several specialisations were made (see
+        ``retrace=``), the package holds the latest: its guard checks raise, naming the
+        decision and the inputs of the others, instead of answering for them, and its
+        README lists them."""
         if self._last is None:
             raise TranspileError(
                 f"{self.__name__!r} is lazy and has not been called yet: nothing to save"
             )
-        return write_package(self, directory, name)
+        latest = self._made[-1]
+        path = write_package(for_writing(self, self._made, latest), directory, name)
+        changed = [d for held in self._changed.values() for d in held]
+        section = readme_section(self._made, latest, changed)
+        if section:
+            readme = path / "README.md"
+            readme.write_text(readme.read_text(encoding="utf-8") + section, encoding="utf-8")
+        return path
 
     # ---- running
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         key = _signature(args, kwargs, self.target)
-        entry = self._entries.get(key)
-        if entry is None:
-            if not self.lazy and self._entries:
-                # eager objects also take new signatures: translate them too
-                pass
+        if not self._entries.get(key):  # a new input structure (or a lazy first call)
             self.translate(args, kwargs)
-            entry = self._entries[key] if key in self._entries else self._last
-        assert entry is not None
+        held = self._entries[key]
+        failed: list[tuple[Translation, GuardFailure]] = []
+        for entry in list(held):
+            try:
+                out = self._run(entry, args, kwargs)
+            except GuardFailure as exc:
+                failed.append((entry[0], exc))
+                continue
+            if held[0] is not entry:  # the one that answered is tried first next time
+                held.remove(entry)
+                held.insert(0, entry)
+            return out
+        return self._run(self._respecialise(key, failed, args, kwargs), args, kwargs)
+
+    def _run(self, entry: tuple[Translation, CompiledGraph], args: tuple, kwargs: dict) -> Any:
+        """One specialisation called; a target framework's error becomes a
+        :class:`TranslatedCallError` (a failed guard passes unchanged)."""
         tr, compiled = entry
         try:
             return compiled.fn(self.weights_for(tr), *args, **kwargs)
         except GuardFailure:
-            if not self.lazy:
-                raise
-            del self._entries[key]
-            self.translate(args, kwargs)
-            tr, compiled = self._entries[key]
-            try:
-                return compiled.fn(self.weights_for(tr), *args, **kwargs)
-            except Exception as exc:
-                err = self._call_error(exc, args, kwargs)
-                if err is exc:
-                    raise
-                raise err from exc
+            raise
         except Exception as exc:
             err = self._call_error(exc, args, kwargs)
             if err is exc:
                 raise
             raise err from exc
+
+    def _respecialise(
+        self,
+        key: tuple[Any, ...],
+        failed: list[tuple[Translation, GuardFailure]],
+        args: tuple,
+        kwargs: dict,
+    ) -> tuple[Translation, CompiledGraph]:
+        """Every specialisation of ``key`` failed a guard at these inputs: a new one traced
+        at them (warning which decision changed), or the first guard failure where
+        ``retrace=False``, or :class:`RetraceLimitError` once the limit is held."""
+        guard = failed[0][1]
+        if self.retrace_limit == 1:
+            raise guard
+        decisions = [decision_of(tr, exc) for tr, exc in failed]
+        inputs = describe_inputs(args, kwargs)
+        held = len(self._entries[key])
+        if held >= self.retrace_limit:
+            history = self._changed.get(key, [])
+            raise limit_error(self.__name__, history, decisions, inputs, held) from guard
+        msg = retrace_message(self.__name__, decisions, inputs, held, self.retrace_limit)
+        warnings.warn(RetraceWarning(msg), stacklevel=3)
+        try:
+            self.translate(args, kwargs)
+        except Exception as exc:
+            if type(exc).__module__.startswith("ivytrace"):  # a refusal naming its op
+                exc.add_note(f"ivytrace: raised while tracing {self.__name__} again: {msg}")
+                raise
+            raise retrace_failed(self.__name__, guard, decisions, exc) from exc
+        self._changed.setdefault(key, []).extend(decisions)
+        return self._entries[key][-1]
 
     def _call_error(self, exc: Exception, args: tuple, kwargs: dict) -> Exception:
         """A target op raised while the translated function ran: a
@@ -315,8 +390,11 @@ class TranslatedCallable:
         return self.compiled.source
 
     def __repr__(self) -> str:
+        count = sum(len(held) for held in self._entries.values())
         state = (
-            "lazy, not yet traced" if self._last is None else f"{len(self._entries)} signature(s)"
+            "lazy, not yet traced"
+            if self._last is None
+            else f"{len(self._entries)} input structure(s), {count} specialisation(s)"
         )
         return f"<{self.source_framework}->{self.target} translation of {self.__name__} ({state})>"
 
@@ -430,9 +508,7 @@ def _source_of(obj: Any, args: Any, kwargs: Any, target: str) -> tuple[str, str]
     return "torch", "the default"
 
 
-def _class_translation(
-    cls: type, target: str, source: str, validate: bool, output_dir: Any = None
-) -> type:
+def _class_translation(cls: type, how: _How) -> type:
     """A class of the target framework taking ``cls``'s constructor arguments: each
     instance builds the source module and translates it on its first call."""
 
@@ -444,14 +520,16 @@ def _class_translation(
         TranslatedCallable.__init__(
             self,
             module,
-            target,
-            source,
+            how.target,
+            how.source,
             lazy=True,
-            validate=validate,
+            validate=how.validate,
             name=cls.__name__,
-            output_dir=output_dir,
+            output_dir=how.output_dir,
+            retrace=how.retrace,
         )
 
+    target = how.target
     return type(
         f"{target.capitalize()}{cls.__name__}" if target != "tensorflow" else f"TF{cls.__name__}",
         (TranslatedCallable,),
@@ -522,6 +600,7 @@ def transpile(
     kwargs: dict[str, Any] | None = None,
     validate: bool = True,
     output_dir: str | os.PathLike[str] | Literal[False] | None = None,
+    retrace: bool | int = True,
 ) -> Any:
     """Translate torch code into ``target`` (``"tensorflow"``, ``"jax"`` or ``"numpy"``);
     numpy and jax code too, as far as their rule table reaches (elementwise ops,
@@ -537,6 +616,16 @@ def transpile(
     With ``args``/``kwargs`` (example inputs, of any framework) the translation is made
     and validated now; without, on the first call. Several objects give a tuple.
 
+    A translation holds for inputs where the code's Python decisions on sizes go as they
+    went when traced (``x.squeeze()`` of a dim that was 1). At inputs where one goes the
+    other way, ``retrace=True`` traces the source again there, translates and validates
+    it, and keeps it beside the first (a :class:`~ivytrace_transpile.specialize.
+    RetraceWarning` names the decision and the user's line; a module's weights stay one
+    set), up to 8 specialisations per input structure, then
+    :class:`~ivytrace_transpile.specialize.RetraceLimitError` names the decision that
+    keeps changing; ``retrace=N`` keeps up to N; ``retrace=False`` keeps one translation
+    and raises :class:`~ivytrace_ir.GuardFailure`.
+
     Each translation of a class or module is also written as a package of the target
     framework (see :meth:`TranslatedCallable.save`) into ``output_dir``, by default
     ``Translated_Outputs/`` in the working directory, as the seed promises: edit it by hand
@@ -547,13 +636,35 @@ def transpile(
     dropout that draws, batch norm on batch statistics): then call ``.eval()`` first.
 
     A module whose weights are on torch's meta device (a 7B config built under
-    ``torch.device("meta")``) has nothing to call: it needs example inputs, and gives a
-    :class:`~ivytrace_transpile.meta.MetaTranslation`, its package's source written to
-    ``output_dir`` (default ``Translated_Outputs``) without weights; its ``convert.py``
-    converts the real checkpoint shard by shard (see :mod:`ivytrace_transpile.meta`).
+    ``torch.device("meta")``) gives a :class:`~ivytrace_transpile.meta.MetaTranslation`
+    (see :mod:`ivytrace_transpile.meta`): its package without weights, and a converter.
     """
-    if target not in ALL_TARGETS:
-        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(ALL_TARGETS)}")
+    _check_arguments(target, args, kwargs, retrace)
+    if len(objs) != 1:
+        opts = dict(source=source, target=target, args=args, kwargs=kwargs)
+        opts.update(validate=validate, output_dir=output_dir, retrace=retrace)
+        return tuple(transpile(o, **opts) for o in objs)
+    (obj,) = objs
+    src = _resolve_source(obj, source, args, kwargs, target)
+    how = _How(target, src, validate, output_dir, retrace)
+    return _translate_object(obj, args, kwargs, how)
+
+
+@dataclasses.dataclass(frozen=True)
+class _How:
+    """The options of one :func:`transpile` call, as its parts pass them on."""
+
+    target: str
+    source: str
+    validate: bool
+    output_dir: Any
+    retrace: bool | int
+
+
+def _check_arguments(target: str, args: Any, kwargs: Any, retrace: Any) -> None:
+    """Refuse, naming the fix, a target, example inputs or ``retrace=`` of the wrong kind."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     if args is not None and not isinstance(args, tuple | list):
         what = "an array" if framework_of(args) is not None else f"a {type(args).__name__}"
         raise TypeError(
@@ -564,22 +675,12 @@ def transpile(
         raise TypeError(
             f"kwargs= takes a dict of keyword example inputs, got {type(kwargs).__name__}"
         )
-    if len(objs) != 1:
-        return tuple(
-            transpile(
-                o,
-                source=source,
-                target=target,
-                args=args,
-                kwargs=kwargs,
-                validate=validate,
-                output_dir=output_dir,
-            )
-            for o in objs
-        )
-    (obj,) = objs
-    meta_dir = output_dir if output_dir is not False else None
-    output_dir = _output_dir(obj, output_dir)
+    retrace_limit(retrace)  # raises on anything but a bool or a count >= 1
+
+
+def _resolve_source(obj: Any, source: str | None, args: Any, kwargs: Any, target: str) -> str:
+    """The source framework: ``source=`` where given (checked), else :func:`_source_of`;
+    refused where no rule table reads it."""
     if source is not None and source not in _SOURCES:
         alias = {"pytorch": "torch", "tf": "tensorflow", "np": "numpy", "keras": "tensorflow"}
         hint = f"did you mean source={alias[source.lower()]!r}? " if source.lower() in alias else ""
@@ -593,25 +694,42 @@ def transpile(
             f"translating from {src} ({why}) is not built yet: there are rule tables for "
             "torch, numpy and jax code; pass source= if the code calls one of those"
         )
-    if isinstance(obj, type) and target == "tensorflow" and _is_torch_module_class(obj):
+    return src
+
+
+def _translate_object(obj: Any, args: Any, kwargs: Any, how: _How) -> Any:
+    """One object translated: a class gives a class, a module on the meta device its
+    package, any other callable a :class:`TranslatedCallable` (translated now where
+    example inputs are given)."""
+    meta_dir = how.output_dir if how.output_dir is not False else None
+    output_dir = _output_dir(obj, how.output_dir)
+    if isinstance(obj, type) and how.target == "tensorflow" and _is_torch_module_class(obj):
         from .classes import keras_class
 
-        return keras_class(obj, validate, output_dir)
+        return keras_class(obj, how.validate, output_dir, retrace=how.retrace)
     if isinstance(obj, type):
-        return _class_translation(obj, target, src, validate, output_dir)
+        return _class_translation(obj, dataclasses.replace(how, output_dir=output_dir))
     if not callable(obj):
         raise TypeError(
             f"transpile takes a function, module or class, not {type(obj).__qualname__}"
         )
-    if src == "torch" and _is_meta_module(obj):  # no weights to call with: source only
+    if how.source == "torch" and _is_meta_module(obj):  # no weights to call with
         from .meta import transpile_meta
 
         out = DEFAULT_OUTPUT_DIR if meta_dir is None else meta_dir
         return transpile_meta(
-            obj, target=target, args=args, kwargs=kwargs, output_dir=out, validate=validate
+            obj, target=how.target, args=args, kwargs=kwargs, output_dir=out, validate=how.validate
         )
     lazy = args is None and kwargs is None
-    tc = TranslatedCallable(obj, target, src, lazy=lazy, validate=validate, output_dir=output_dir)
+    tc = TranslatedCallable(
+        obj,
+        how.target,
+        how.source,
+        lazy=lazy,
+        validate=how.validate,
+        output_dir=output_dir,
+        retrace=how.retrace,
+    )
     if not lazy:
         tc.translate(tuple(args or ()), dict(kwargs or {}))
     return tc

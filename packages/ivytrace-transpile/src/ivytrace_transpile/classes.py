@@ -24,11 +24,12 @@ from .outputs import snake_name
 __all__ = ["keras_class"]
 
 
-def keras_class(cls: type, validate: bool, output_dir: Any) -> type:
-    """The Keras layer class translating torch module class ``cls``."""
+def keras_class(cls: type, validate: bool, output_dir: Any, *, retrace: bool | int = True) -> type:
+    """The Keras layer class translating torch module class ``cls`` (``retrace=`` as
+    :func:`~ivytrace_transpile.api.transpile` takes it)."""
     import keras
 
-    namespace = _layer_methods(cls, _inner_translation(cls, validate, output_dir))
+    namespace = _layer_methods(cls, _inner_translation(cls, validate, output_dir, retrace))
     namespace["__module__"] = __name__
     namespace["__doc__"] = (
         f"{cls.__name__} translated to a Keras layer (ivytrace_transpile.classes)."
@@ -45,7 +46,7 @@ def _delegate(attr: str) -> property:
     )
 
 
-def _inner_translation(cls: type, validate: bool, output_dir: Any) -> type:
+def _inner_translation(cls: type, validate: bool, output_dir: Any, retrace: bool | int) -> type:
     """The class of the lazy translation inside one layer of ``cls``."""
     import tensorflow as tf
 
@@ -63,6 +64,7 @@ def _inner_translation(cls: type, validate: bool, output_dir: Any) -> type:
                 validate=validate,
                 name=cls.__name__,
                 output_dir=output_dir,
+                retrace=retrace,
             )
             self._layer = layer
 
