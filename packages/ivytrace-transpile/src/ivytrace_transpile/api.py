@@ -49,7 +49,7 @@ from .specialize import (
     retrace_limit,
     retrace_message,
 )
-from .targets import TARGETS, get_target
+from .targets import ALL_TARGETS, get_target
 from .translate import Translation, translate_graph
 
 __all__ = ["TranslatedCallable", "transpile"]
@@ -663,8 +663,8 @@ class _How:
 
 def _check_arguments(target: str, args: Any, kwargs: Any, retrace: Any) -> None:
     """Refuse, naming the fix, a target, example inputs or ``retrace=`` of the wrong kind."""
-    if target not in TARGETS:
-        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    if target not in ALL_TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(ALL_TARGETS)}")
     if args is not None and not isinstance(args, tuple | list):
         what = "an array" if framework_of(args) is not None else f"a {type(args).__name__}"
         raise TypeError(
