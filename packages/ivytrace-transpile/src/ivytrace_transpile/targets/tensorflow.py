@@ -477,7 +477,7 @@ class TensorFlowTarget(Target):
         nd = len(stride)
         if nd == 3 and groups == 1:
             xt = self.channels_last(x)
-            if any(p != (0, 0) for p in pads):
+            if not all(type(v) is int and v == 0 for p in pads for v in p):  # tracked: padded
                 xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]])
             kern = tf.transpose(w, [2, 3, 4, 1, 0])  # OIDHW -> DHWIO
             y = tf.nn.conv3d(xt, kern, [1, *stride, 1], "VALID", dilations=[1, *dilation, 1])
@@ -485,7 +485,7 @@ class TensorFlowTarget(Target):
         if nd not in (1, 2):
             raise NotImplementedError(f"tensorflow conv with {nd} spatial dims")
         xt = self.channels_last(x)
-        if any(p != (0, 0) for p in pads):
+        if not all(type(v) is int and v == 0 for p in pads for v in p):  # tracked: padded
             xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]])
         cout, cin = wshape[0], wshape[1] * groups
         if nd == 1:
@@ -521,7 +521,7 @@ class TensorFlowTarget(Target):
         if nd not in (2, 3):
             raise NotImplementedError(f"tensorflow pooling with {nd} spatial dims")
         xt = self.channels_last(x)
-        if any(p != (0, 0) for p in pads):
+        if not all(type(v) is int and v == 0 for p in pads for v in p):  # tracked: padded
             fill = float("-inf") if kind == "max" else 0.0
             xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]], constant_values=fill)
         native_pool = getattr(tf.nn, f"{'max' if kind == 'max' else 'avg'}_pool{nd}d")

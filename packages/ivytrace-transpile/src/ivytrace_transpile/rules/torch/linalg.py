@@ -8,7 +8,16 @@ import math
 
 import numpy as np
 
-from .._common import arg_rank, broadcast_sizes, cast_to, is_array, matrix_norm, prod, ref_rank
+from .._common import (
+    arg_rank,
+    broadcast_sizes,
+    cast_to,
+    is_array,
+    matrix_norm,
+    prod,
+    ref_rank,
+    size_max,
+)
 from ..registry import TORCH_RULES, rule
 
 __all__: list[str] = []
@@ -297,8 +306,7 @@ def _matrix_rank(cx, x, tol=None, hermitian=False, *, atol=None, rtol=None, out=
     t = cx.target
     shape = list(t.shape(x))
     dt = cx.dtype_of(x)
-    if min(shape[-2:]) == 0:  # guarded
-        return t.full(shape[:-2], 0, cx.out_dtype())
+    x = _bordered(cx, x, len(shape))  # an empty matrix has rank 0: no branch on its sizes
     s = (
         t.ew("abs", t.linalg("eigvalsh", _lower_symmetric(cx, x, len(shape))))
         if hermitian
@@ -307,8 +315,8 @@ def _matrix_rank(cx, x, tol=None, hermitian=False, *, atol=None, rtol=None, out=
     smax = t.reduce("max", s, -1, True)
     if tol is not None:
         atol, rtol = tol, 0.0
-    if rtol is None:
-        rtol = float(np.finfo(dt).eps) * max(shape[-2:]) if atol is None else 0.0
+    if rtol is None:  # the tracked size first: ``eps * n`` would bake n (float's own *)
+        rtol = size_max(*shape[-2:]) * float(np.finfo(dt).eps) if atol is None else 0.0
     if atol is None:
         atol = 0.0
     thr = _threshold(cx, smax, atol, rtol, dt)
@@ -381,14 +389,27 @@ def _pinv(cx, x, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None)
     shape = list(t.shape(x))
     dt = cx.out_dtype()
     rank = len(shape)
-    if min(shape[-2:]) == 0:  # guarded
-        return t.full([*shape[:-2], shape[-1], shape[-2]], 0, dt)
     if cx.node.op != "torch.linalg.pinv" and rcond is None:
         rcond = 1e-15
     if rcond is not None:
         rtol, atol = rcond, None
-    if rtol is None:
-        rtol = float(np.finfo(dt).eps) * max(shape[-2:]) if atol is None else 0.0
+    if rtol is None:  # the tracked size first: ``eps * n`` would bake n (float's own *)
+        rtol = size_max(*shape[-2:]) * float(np.finfo(dt).eps) if atol is None else 0.0
+    y = _pinv_of(cx, _bordered(cx, x, rank), rank, hermitian, atol, rtol, dt)
+    # the border's row and column (and an empty matrix's answer, all zeros) cut off
+    return t.getitem(y, (Ellipsis, slice(0, shape[-1]), slice(0, shape[-2])))
+
+
+def _bordered(cx, x, rank):
+    """``[[x, 0], [0, 0]]``: one zero row and column more, so that no matrix is empty. Its
+    singular values are ``x``'s and a zero (never above a threshold), its
+    pseudo-inverse ``[[pinv(x), 0], [0, 0]]``: rank and pinv follow from it whatever
+    ``x``'s (tracked) sizes, 0 included."""
+    return cx.target.pad(x, [(0, 0)] * (rank - 2) + [(0, 1), (0, 1)])
+
+
+def _pinv_of(cx, x, rank, hermitian, atol, rtol, dt):
+    t = cx.target
     if atol is None:
         atol = 0.0
     if hermitian:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._common import arg_rank, ntuple
+from ..._common import arg_rank, ntuple, size_max
 from ...registry import rule
 
 __all__: list[str] = []
@@ -22,13 +22,13 @@ def _conv(cx, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if padding == "valid":
         pads = [(0, 0)] * nd
     elif padding == "same":
-        pads = []  # from the weight's kernel sizes, guarded (not the example's)
-        for k, d in zip(cx.static_shape(weight, range(2, nd + 2)), dilation):
+        pads = []  # from the weight's kernel sizes, tracked (not the example's)
+        for k, d in zip(t.shape(weight)[2:], dilation):
             total = d * (k - 1)
             pads.append((total // 2, total - total // 2))
     else:
         pads = [(p, p) for p in ntuple(padding, nd)]
-    y = t.conv(x, weight, stride, pads, dilation, groups, tuple(cx.ref_args[1].shape))
+    y = t.conv(x, weight, stride, pads, dilation, groups, tuple(t.shape(weight)))
     if bias is not None:
         y = t.channel_affine(y, None, bias)
     return t.squeeze(y, 0) if unbatched else y
@@ -54,7 +54,7 @@ def _conv_transpose(cx, x, weight, bias=None, stride=1, padding=0, output_paddin
         ntuple(output_padding, nd),
         ntuple(dilation, nd),
     )
-    ws = cx.static_shape(weight)  # guarded: the example's sizes would be baked
+    ws = t.shape(weight)  # tracked: the example's sizes would be baked
     kernel = list(ws[2:])
     cin, cout_g = ws[0], ws[1]
     xs = t.shape(x)  # batched by now
@@ -80,9 +80,9 @@ def _conv_transpose(cx, x, weight, bias=None, stride=1, padding=0, output_paddin
     for i in range(nd):
         lo = d[i] * (kernel[i] - 1) - p[i]
         hi = lo + op[i]
-        pads.append((max(lo, 0), max(hi, 0)))
-        crop.append((max(-lo, 0), max(-hi, 0)))
-    if any(c_ != (0, 0) for c_ in crop):
+        pads.append((size_max(lo, 0), size_max(hi, 0)))
+        crop.append((size_max(-lo, 0), size_max(-hi, 0)))
+    if not all(type(v) is int and v == 0 for c_ in crop for v in c_):  # tracked: cropped
         sizes = [(in_sizes[i] - 1) * s[i] + 1 for i in range(nd)]
         key = (
             slice(None),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._common import arg_rank, cast_to, ntuple, prod
+from ..._common import arg_rank, cast_to, ntuple, prod, size_max, size_min
 from ...registry import rule
 
 __all__: list[str] = []
@@ -29,19 +29,25 @@ def _spatial(cx, x, nd: int) -> list[int]:
 
 def _pool_pads(cx, x, kernel, stride, padding, ceil_mode, nd, dilation=None):
     pads = [(p, p) for p in ntuple(padding, nd)]
-    if ceil_mode:
-        shape = _spatial(cx, x, nd)
+    if ceil_mode:  # the extra padding on the right, from the tracked sizes
+        shape = cx.target.shape(x)[-nd:]
         dilation = dilation or (1,) * nd
         new = []
         for (lo, hi), n, k, s, d in zip(pads, shape, kernel, stride, dilation):
             eff = d * (k - 1) + 1
             out = -(-(n + 2 * lo - eff) // s) + 1
-            if (out - 1) * s >= n + lo:
-                out -= 1
+            # torch drops the last window when it starts in the right padding:
+            # out -= ((out - 1) * s >= n + lo), as a 0/1 size
+            out = out - size_min(size_max((out - 1) * s - (n + lo) + 1, 0), 1)
             need = (out - 1) * s + eff - (n + lo + hi)
-            new.append((lo, hi + max(need, 0)))
+            new.append((lo, hi + size_max(need, 0)))
         pads = new
     return pads
+
+
+def _no_pads(pads) -> bool:
+    """Whether ``pads`` are all a plain 0 (a tracked pad may be 0 for some inputs only)."""
+    return all(type(v) is int and v == 0 for p in pads for v in p)
 
 
 def _gathered_windows(cx, x, nd: int, coords: list, kind: str) -> tuple[Any, Any]:
@@ -124,10 +130,10 @@ def _avg_pool(cx, x, kernel_size, stride=None, padding=0, ceil_mode=False,
     total = t.pool("sum", x, k, s, pads)
     if divisor_override:
         y = total / float(divisor_override)
-    elif (count_include_pad and not ceil_mode) or all(p == (0, 0) for p in pads):
+    elif (count_include_pad and not ceil_mode) or _no_pads(pads):
         y = total / float(math.prod(k))
     else:
-        ones = t.full([1, 1, *_spatial(cx, x, nd)], 1.0, cx.out_dtype())
+        ones = t.full([1, 1, *t.shape(x)[2:]], 1.0, cx.out_dtype())
         if count_include_pad:
             sym = [(p, p) for p in ntuple(padding, nd)]
             ones = t.pad(ones, [(0, 0), (0, 0), *sym], "constant", 1.0)
