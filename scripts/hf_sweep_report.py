@@ -11,7 +11,7 @@ ledger ``tests/transpile/hf_ledger.json``. After a change that moves verdicts:
 Other uses:
 
     uv run python scripts/hf_sweep_report.py [--arch TYPE:Class,...] [--base-only]
-        [--columns trace tensorflow jax] [--jsonl FILE [--resume]] [--summary DIR]
+        [--heads-only] [--columns trace tensorflow jax] [--jsonl FILE [--resume]] [--summary DIR]
         [--from-jsonl FILE]
 
 ``--jsonl`` appends each architecture's record as it comes (``--resume`` passes over those
@@ -85,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--arch", default="", help="comma-separated TYPE:Class names (default all)")
     p.add_argument("--base-only", action="store_true", help="base models only, no heads")
+    p.add_argument("--heads-only", action="store_true", help="head models only, no base")
     p.add_argument("--columns", nargs="+", default=None, help="default: trace tensorflow jax")
     p.add_argument("--jsonl", help="append each record to this file as it comes")
     p.add_argument("--resume", action="store_true", help="pass over records already in --jsonl")
@@ -100,7 +101,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         records = [json.loads(line) for line in open(a.from_jsonl)]
     else:
         wanted = {x for x in a.arch.split(",") if x}
-        cases = [c for c in hf.cases(heads=not a.base_only) if not wanted or c.name in wanted]
+        cases = [
+            c
+            for c in hf.cases(heads=not a.base_only, base=not a.heads_only)
+            if not wanted or c.name in wanted
+        ]
         done = set()
         if a.resume and a.jsonl and Path(a.jsonl).exists():
             done = {json.loads(line)["arch"] for line in open(a.jsonl)}

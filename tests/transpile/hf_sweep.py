@@ -150,24 +150,44 @@ _HEADS = (
     "MODEL_FOR_CTC_MAPPING_NAMES",
     "MODEL_FOR_AUDIO_CLASSIFICATION_MAPPING_NAMES",
     "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES",
+    "MODEL_FOR_MASKED_LM_MAPPING_NAMES",
+    "MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES",
+    "MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES",
+    "MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES",
+    "MODEL_FOR_AUDIO_FRAME_CLASSIFICATION_MAPPING_NAMES",
+    "MODEL_FOR_SEMANTIC_SEGMENTATION_MAPPING_NAMES",
+    "MODEL_FOR_DEPTH_ESTIMATION_MAPPING_NAMES",
+    "MODEL_FOR_MASKED_IMAGE_MODELING_MAPPING_NAMES",
+    "MODEL_FOR_PRETRAINING_MAPPING_NAMES",
 )
+"""Head mappings in order of preference: each model type gets the first head class one
+of them names (other than its base class)."""
 
 
-def cases(heads: bool = True) -> list[Case]:
+def cases(heads: bool = True, base: bool = True) -> list[Case]:
     """Base model of every model type with a base class, then one head model each."""
     from transformers.models.auto import modeling_auto as ma
 
-    base = [Case(t, c if isinstance(c, str) else c[0]) for t, c in ma.MODEL_MAPPING_NAMES.items()]
-    out = sorted(base, key=lambda c: c.model_type)
+    first = [Case(t, c if isinstance(c, str) else c[0]) for t, c in ma.MODEL_MAPPING_NAMES.items()]
+    out = sorted(first, key=lambda c: c.model_type) if base else []
     if heads:
+        names = {c.model_type: c.class_name for c in first}
         seen: set[str] = set()
         for mapping in _HEADS:
-            for t, c in getattr(ma, mapping).items():
-                if t in seen or t not in ma.MODEL_MAPPING_NAMES:
+            for t, c in getattr(ma, mapping, {}).items():
+                c = c if isinstance(c, str) else c[0]
+                if t in seen or t not in names or c == names[t]:
                     continue
                 seen.add(t)
-                out.append(Case(t, c if isinstance(c, str) else c[0]))
+                out.append(Case(t, c))
     return out
+
+
+def _base_class(model_type: str) -> str | None:
+    from transformers.models.auto import modeling_auto as ma
+
+    c = ma.MODEL_MAPPING_NAMES.get(model_type)
+    return c if c is None or isinstance(c, str) else c[0]
 
 
 def build(case: Case) -> Any:
@@ -183,7 +203,24 @@ def build(case: Case) -> Any:
     if size > MAX_PARAMETERS:
         raise TooBig(f"{size} parameters with the tiny config")
     torch.manual_seed(0)
-    return cls(config).eval()
+    model = cls(config).eval()
+    _draw_zero_weights(model)
+    return model
+
+
+def _draw_zero_weights(model: Any) -> None:
+    """Weights of two or more dimensions that the init leaves at exactly zero (routers,
+    class and mask tokens, position tables) drawn small and random, seeded: a zero weight
+    hides the computation it takes part in (a wrong position table answers right), and a
+    zero router scores every expert alike, so top-k picks among ties whose order torch
+    leaves unspecified. Trained weights are never exactly zero; zero biases stay."""
+    import torch
+
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for _, p in sorted(model.named_parameters()):
+            if p.dim() >= 2 and p.is_floating_point() and not p.any():
+                p.copy_(0.02 * torch.randn(p.shape, generator=g, dtype=p.dtype))
 
 
 MAX_PARAMETERS = 3_000_000
@@ -206,10 +243,17 @@ def _padded_mask(batch: int, seq: int, pads: Iterable[int]) -> Any:
     return mask
 
 
-def make_inputs(model: Any, batch: int, seq: int, seed: int) -> dict[str, Any] | None:
+def make_inputs(
+    model: Any, batch: int, seq: int, seed: int, head: bool = False
+) -> dict[str, Any] | None:
     """Realistic inputs for ``model`` at (batch, seq): token ids with a padded attention
     mask (other padding for each shape), token types where taken, decoder ids for
-    encoder-decoders, pixels, audio. None when the model takes none of these."""
+    encoder-decoders, pixels, audio. None when the model takes none of these.
+
+    For a head model (``head``), each row's last real token is the end-of-sequence token,
+    as a tokenizer writes it (BART's sequence classification reads the hidden state
+    there), and a sequence-classification head of an encoder-decoder gets no decoder ids
+    (it makes them from ``input_ids``, as its users call it)."""
     import torch
 
     cfg = model.config
@@ -223,6 +267,10 @@ def make_inputs(model: Any, batch: int, seq: int, seed: int) -> dict[str, Any] |
         ids = torch.randint(3, min(vocab, 99), (batch, seq), generator=g)
         mask = _padded_mask(batch, seq, pads)
         ids = torch.where(mask.bool(), ids, torch.full_like(ids, pad_id))
+        eos = getattr(cfg, "eos_token_id", None)
+        if head and isinstance(eos, int) and 0 <= eos < vocab:
+            for row, pad in enumerate(pads):
+                ids[row, seq - pad - 1] = eos
         out["input_ids"] = ids
         if "attention_mask" in params:
             out["attention_mask"] = mask
@@ -230,7 +278,12 @@ def make_inputs(model: Any, batch: int, seq: int, seed: int) -> dict[str, Any] |
             tt = torch.zeros(batch, seq, dtype=torch.long)
             tt[:, seq // 2 :] = 1
             out["token_type_ids"] = tt * mask
-        if "decoder_input_ids" in params and getattr(cfg, "is_encoder_decoder", False):
+        seq_cls = type(model).__name__.endswith("ForSequenceClassification")
+        if (
+            "decoder_input_ids" in params
+            and getattr(cfg, "is_encoder_decoder", False)
+            and not (head and seq_cls)
+        ):
             out["decoder_input_ids"] = torch.randint(
                 3, min(vocab, 99), (batch, seq - 2), generator=g
             )
@@ -308,7 +361,8 @@ def run_case(case: Case, columns: Iterable[str] = COLUMNS) -> dict[str, Any]:
         with ops._deadline(CASE_SECONDS):
             model = build(case)
             shapes = [(2, 7, 0), (3, 11, 1)]
-            inputs = [make_inputs(model, b, s, seed) for b, s, seed in shapes]
+            head = case.class_name != _base_class(case.model_type)
+            inputs = [make_inputs(model, b, s, seed, head) for b, s, seed in shapes]
             if inputs[0] is None:
                 record["why"] = "takes no input_ids, pixel_values or audio"
                 return record

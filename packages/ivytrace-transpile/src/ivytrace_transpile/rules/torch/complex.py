@@ -69,3 +69,15 @@ def _view_as_complex(cx, x):
 
 for _name in ("cfloat", "cdouble", "chalf"):
     TORCH_RULES.add(f"torch.Tensor.{_name}", lambda cx, x, *a, **k: cast_to(cx, x, cx.out_dtype()))
+
+
+@rule("torch.view_as_real")
+def _view_as_real(cx, x):
+    """The real and imaginary parts stacked on a new last axis (the imaginary part as the
+    real part of ``-1j * x``, exact, with the target's own primitives)."""
+    t = cx.target
+    if not cx.dtype_of(x).startswith("complex"):
+        return x
+    re = t.ew("real", x)
+    im = t.ew("real", x * t.asarray(-1j, cx.dtype_of(x)))
+    return t.stack([re, im], -1)
