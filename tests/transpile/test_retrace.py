@@ -224,3 +224,33 @@ def test_the_written_package_raises_naming_the_decision_at_another_specialisatio
         sys.modules.pop("squeezed_pkg.model", None)
     msg = str(info.value)
     assert "x.shape[0] == 1" in msg and "float32[1, 3]" in msg, msg
+
+
+def test_under_tf_function_a_new_specialisation_is_made_eagerly_first():
+    import tensorflow as tf
+
+    tc = it.transpile(squeezed, target="tensorflow", args=(torch.randn(1, 3),))
+    compiled = tf.function(lambda x: tc(x))
+    b = torch.randn(2, 3)
+    with pytest.raises(Exception, match=r"call the translation once outside tf\.function"):
+        compiled(tf.constant(b.numpy()))  # symbolic inputs: torch cannot run on them
+    assert _count(tc) == 1
+    with pytest.warns(RetraceWarning):
+        tc(tf.constant(b.numpy()))  # once eagerly: the specialisation is kept...
+    got = compiled(tf.constant(b.numpy()))  # ...and tf.function's new trace uses it
+    np.testing.assert_allclose(np.asarray(got), squeezed(b).numpy(), rtol=1e-6)
+
+
+@pytest.mark.slow
+def test_under_jax_jit_a_new_specialisation_is_made_eagerly_first():
+    import jax
+    import jax.numpy as jnp
+
+    tc = it.transpile(squeezed, target="jax", args=(torch.randn(1, 3),))
+    compiled = jax.jit(lambda x: tc(x))
+    b = torch.randn(2, 3)
+    with pytest.raises(GuardFailure, match=r"call the translation once outside jax\.jit"):
+        compiled(jnp.asarray(b.numpy()))
+    with pytest.warns(RetraceWarning):
+        tc(jnp.asarray(b.numpy()))
+    np.testing.assert_allclose(np.asarray(compiled(jnp.asarray(b.numpy()))), squeezed(b).numpy())

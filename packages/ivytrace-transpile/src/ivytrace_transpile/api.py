@@ -48,6 +48,8 @@ from .specialize import (
     retrace_failed,
     retrace_limit,
     retrace_message,
+    symbolic_failure,
+    symbolic_inputs,
 )
 from .targets import ALL_TARGETS, get_target
 from .translate import Translation, translate_graph
@@ -298,6 +300,9 @@ class TranslatedCallable:
         if held >= self.retrace_limit:
             history = self._changed.get(key, [])
             raise limit_error(self.__name__, history, decisions, inputs, held) from guard
+        compiler = symbolic_inputs(args, kwargs)
+        if compiler:
+            raise symbolic_failure(self.__name__, guard, decisions, compiler) from guard
         msg = retrace_message(self.__name__, decisions, inputs, held, self.retrace_limit)
         warnings.warn(RetraceWarning(msg), stacklevel=3)
         try:

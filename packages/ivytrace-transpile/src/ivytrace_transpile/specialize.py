@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,8 @@ __all__ = [
     "retrace_failed",
     "retrace_limit",
     "retrace_message",
+    "symbolic_failure",
+    "symbolic_inputs",
 ]
 
 DEFAULT_LIMIT = 8
@@ -227,6 +230,34 @@ def retrace_failed(
     return GuardFailure(
         f"{guard}\n{name}: traced again at these inputs because {changed}, and the source "
         f"raised there ({type(exc).__name__}: {first}): they are not inputs the code takes",
+        getattr(guard, "node_index", -1),
+    )
+
+
+def symbolic_inputs(args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+    """The compiler whose symbolic arrays the inputs are (``jax.jit``, ``tf.function``),
+    which hold no values to trace the source at; empty for concrete arrays."""
+    leaves, _ = flatten((tuple(args), dict(kwargs)), lambda o: framework_of(o) is not None)
+    jax, tf = sys.modules.get("jax"), sys.modules.get("tensorflow")
+    for x in leaves:
+        if jax is not None and isinstance(x, jax.core.Tracer):
+            return "jax.jit"
+        if tf is not None and tf.is_tensor(x) and tf.is_symbolic_tensor(x):
+            return "tf.function"
+    return ""
+
+
+def symbolic_failure(
+    name: str, guard: GuardFailure, decisions: Sequence[Decision], where: str
+) -> GuardFailure:
+    """A guard failed while ``where`` (``jax.jit``) traced the translation: the source
+    cannot be traced again at symbolic arrays; the error says how to get the specialisation."""
+    changed = "; ".join(map(str, dict.fromkeys(decisions)))
+    return GuardFailure(
+        f"{guard}\n{name}: under {where} the inputs are symbolic, so the source cannot be traced "
+        f"again at them ({changed}): call the translation once outside {where} at inputs of "
+        f"these shapes (the new specialisation is kept and {where} then uses it), or pass "
+        "example inputs of these shapes to transpile",
         getattr(guard, "node_index", -1),
     )
 
