@@ -28,7 +28,7 @@ def squeezed(x):
 
 
 def _count(tc) -> int:
-    return sum(len(held) for held in tc._entries.values())
+    return len(tc.specialisations)
 
 
 def _run(tc, target, *xs):
@@ -154,9 +154,8 @@ def test_a_module_keeps_one_set_of_weights_across_specialisations(target):
         got = _run(tc, target, b)
     with torch.no_grad():
         np.testing.assert_allclose(got, m(b).numpy(), rtol=1e-5, atol=1e-6)
-    (held,) = tc._entries.values()
-    assert len(held) == 2
-    assert held[0][0].params is held[1][0].params is tc.params  # one dict, one set
+    (_, first), (_, second) = tc.specialisations
+    assert first.params is second.params is tc.params  # one dict, one set
     key = next(k for k in tc.params if k.endswith("bias"))
     tc.params[key] = tc.params[key] + 1  # an edit reaches every specialisation
     with torch.no_grad():
@@ -199,9 +198,7 @@ def test_jax_int32_indices_reach_torch_as_the_int64_it_traced():
     with pytest.warns(RetraceWarning):
         got = tc(jnp.asarray(x.numpy()), jnp.asarray(idx.numpy().astype(np.int32)))
     np.testing.assert_allclose(np.asarray(got), picked(x, idx).numpy(), rtol=1e-6)
-    assert all(
-        tr.source.inputs[1].spec.dtype == "int64" for tr, _ in next(iter(tc._entries.values()))
-    )
+    assert [tr.source.inputs[1].spec.dtype for _, tr in tc.specialisations] == ["int64"] * 2
 
 
 def test_the_written_package_raises_naming_the_decision_at_another_specialisation(tmp_path):

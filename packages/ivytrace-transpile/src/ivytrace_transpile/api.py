@@ -111,7 +111,7 @@ class TranslatedCallable:
         # input structure -> its specialisations, the one that last answered first
         self._entries: dict[tuple[Any, ...], list[tuple[Translation, CompiledGraph]]] = {}
         self._last: tuple[Translation, CompiledGraph] | None = None
-        self._made: list[str] = []  # the inputs each translation was made at, in order
+        self._made: list[tuple[str, Translation]] = []  # (inputs, translation), in order
         self._changed: dict[tuple[Any, ...], list[Decision]] = {}  # decisions that retraced
         self._weights = SharedWeights()
 
@@ -131,7 +131,7 @@ class TranslatedCallable:
         entry = (tr, compile_graph(tr.graph))
         self._entries.setdefault(_signature(args, kwargs, self.target), []).append(entry)
         self._last = entry
-        self._made.append(describe_inputs(args, kwargs))
+        self._made.append((describe_inputs(args, kwargs), tr))
         if self.output_dir is not None:
             self._write_default()
         return tr
@@ -239,10 +239,10 @@ class TranslatedCallable:
             raise TranspileError(
                 f"{self.__name__!r} is lazy and has not been called yet: nothing to save"
             )
-        latest = self._made[-1]
-        path = write_package(for_writing(self, self._made, latest), directory, name)
+        made = [inputs for inputs, _ in self._made]
+        path = write_package(for_writing(self, made, made[-1]), directory, name)
         changed = [d for held in self._changed.values() for d in held]
-        section = readme_section(self._made, latest, changed)
+        section = readme_section(made, made[-1], changed)
         if section:
             readme = path / "README.md"
             readme.write_text(readme.read_text(encoding="utf-8") + section, encoding="utf-8")
@@ -378,6 +378,13 @@ class TranslatedCallable:
         if self._last is None:
             raise TranspileError(f"{self.__name__!r} is lazy and has not been called yet")
         return self._last[1]
+
+    @property
+    def specialisations(self) -> tuple[tuple[str, Translation], ...]:
+        """Every translation made, in order, with the inputs it was traced at
+        (``"(float32[2, 3])"``): one per input structure, and one more each time a decision
+        of the code went the other way (see ``retrace=``)."""
+        return tuple(self._made)
 
     @property
     def params(self) -> dict[str, Any]:
