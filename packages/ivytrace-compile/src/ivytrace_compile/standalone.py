@@ -50,6 +50,8 @@ IMPORT_ALIASES = MappingProxyType({
     "jax": ("import jax", "jax"),
     "tensorflow": ("import tensorflow as tf", "tf"),
     "numpy": ("import numpy as np", "np"),
+    "torch.nn.functional": ("import torch.nn.functional as F", "F"),
+    "torch": ("import torch", "torch"),
     "math": ("import math", "math"),
     "builtins": ("import builtins", "builtins"),
 })  # fmt: skip

@@ -67,7 +67,12 @@ _PACKAGE_FILES = frozenset({
 """Every file a package may have: the ones a new translation does not write are removed
 (nothing else in the folder is touched)."""
 
-_TARGET_MODULE = {"tensorflow": "tensorflow", "jax": "jax.numpy", "numpy": "numpy"}
+_TARGET_MODULE = {
+    "tensorflow": "tensorflow",
+    "jax": "jax.numpy",
+    "numpy": "numpy",
+    "torch": "torch",
+}
 """Target -> the module whose ``asarray``/``constant`` makes its arrays from numpy."""
 
 
@@ -175,8 +180,8 @@ def _signature_call(sig: str) -> tuple[str, str]:
     return ", ".join(parts), ", ".join(call)
 
 
-def _header(cls_name: str, target: str) -> str:
-    return f'"""{cls_name}, translated from torch to {target}."""\n'
+def _header(cls_name: str, target: str, source: str = "torch") -> str:
+    return f'"""{cls_name}, translated from {source} to {target}."""\n'
 
 
 def _loader(target: str, has_weights: bool, has_constants: bool) -> tuple[list[str], list[str]]:
@@ -267,6 +272,7 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     been translated), without writing them."""
     tr = translated.translation
     target = tr.target
+    source = getattr(translated, "source_framework", "torch")
     cls_name = translated.__name__
     is_module = hasattr(translated._fn, "named_parameters")
     arrays, trainable = _state(translated) if is_module else ({}, {})
@@ -316,7 +322,7 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
             graph,
             DEFAULT_ALLOWLIST,
             name="forward",
-            doc=f"{cls_name}.forward, translated from torch.",
+            doc=f"{cls_name}.forward, translated from {source}.",
         )
         constants = src.constants
         imports, preamble = _loader(target, False, bool(constants))
@@ -325,18 +331,18 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
         exported = ["forward"]
         usage = f"y = forward({_call_text(graph, 0)})"
     text = "\n".join(
-        [_header(cls_name, target), *sort_imports(imports), "", *preamble, "", "", *body]
+        [_header(cls_name, target, source), *sort_imports(imports), "", *preamble, "", "", *body]
     )
     text = text.rstrip("\n") + "\n"
     pkg = name or f"{snake_name(cls_name)}_{target}"
     init = (
-        f'"""{cls_name} translated from torch to {target} by ivytrace (see README.md)."""\n\n'
+        f'"""{cls_name} translated from {source} to {target} by ivytrace (see README.md)."""\n\n'
         f"from .model import {', '.join(exported)}\n\n"
         f"__all__ = {sorted(exported)!r}\n"
     ).replace("'", '"')
     readme = (
-        f"# {pkg}\n\n`{cls_name}` translated from torch to {target} by ivytrace. "
-        "It needs no torch.\n\n"
+        f"# {pkg}\n\n`{cls_name}` translated from {source} to {target} by ivytrace. "
+        f"It needs no {source}.\n\n"
         f"Load it: `from {pkg} import {', '.join(exported)}; {usage}` "
         "(with the folder that holds this one on `sys.path`).\n"
     )
