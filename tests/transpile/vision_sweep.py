@@ -56,6 +56,18 @@ STATIC: dict[str, Any] = {
 
 _FUNCTIONAL = "torchvision.transforms.v2.functional"
 
+ORIENTED = frozenset({"F.resize", "F.resize_image", "F.resize_mask", "F.resize_video"})
+"""Functions whose code decides on the image's orientation: torchvision's
+``_compute_resized_output_size`` compares ``w <= h`` (portrait or square vs landscape) to
+pick the short and long edges. For these a new input of the same kind keeps the
+orientation, so they are traced at a landscape image ``(16, 20)`` (not the square
+``(16, 16)`` of the other functions, which is the boundary case of the comparison) and
+called again at the landscape ``(20, 24)``. The decision is still a guard of the
+translation: a portrait image is refused by name (GuardFailure), not answered. Rotation
+(``rotate_image``'s ``shape[-1] == shape[-2]`` fast path for 90/270 degrees) is not in the
+set: its refusal comes first from a float literal combined with a size in torchvision's
+``_affine_grid`` (``(1.0 - ow) * 0.5``), which the tracer cannot see."""
+
 
 def _opdb() -> Any:
     name = "opdb_sweep"
@@ -96,11 +108,18 @@ def _boxes(g: Any, n: int, canvas: tuple[int, int]) -> Any:
     return torch.cat([xy, xy + wh], dim=1)
 
 
-def _tensor_for(name: str, g: Any, shape_id: int) -> Any:
+def _canvas(label: str, shape_id: int) -> tuple[int, int]:
+    """The image size of input ``shape_id`` (see :data:`ORIENTED`)."""
+    if shape_id == 0:
+        return (16, 20) if label in ORIENTED else (16, 16)
+    return (20, 24)
+
+
+def _tensor_for(name: str, g: Any, shape_id: int, hw: tuple[int, int] | None = None) -> Any:
     """The array a parameter called ``name`` gets (None: not an array parameter)."""
     import torch
 
-    hw = (16, 16) if shape_id == 0 else (20, 24)
+    hw = hw or _canvas("", shape_id)
     n = 5 if shape_id == 0 else 7
     if name in ("inpt", "image"):
         return torch.rand(3, *hw, generator=g)
@@ -140,7 +159,7 @@ def make_case(label: str, fn: Callable[..., Any], shape_id: int) -> tuple[dict, 
     params = inspect.signature(fn).parameters
     arrays: dict[str, Any] = {}
     consts: dict[str, Any] = {}
-    hw = (16, 16) if shape_id == 0 else (20, 24)
+    hw = _canvas(label, shape_id)
     for name, p in params.items():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
@@ -186,7 +205,7 @@ def make_case(label: str, fn: Callable[..., Any], shape_id: int) -> tuple[dict, 
         if name == "size" and label == "ops.clip_boxes_to_image":
             consts[name] = hw
             continue
-        t = _tensor_for(name, g, shape_id)
+        t = _tensor_for(name, g, shape_id, hw)
         if t is not None and (required or name == "inpt"):
             arrays[name] = t
         elif required:

@@ -21,9 +21,11 @@ from ivytrace_ir import (
     LEAF,
     NodeMeta,
     ObjectSpec,
+    OpNameError,
     Symbol,
     TreeDef,
     Value,
+    resolve,
     spec_of,
 )
 from ivytrace_ir.opfacts import CONVERSION_DUNDERS, draws_random, name_mutates
@@ -52,6 +54,7 @@ _DTYPE_FACTS = frozenset(
         "torch.Tensor.is_floating_point", "torch.is_floating_point", "torch.Tensor.is_complex",
         "torch.is_complex", "torch.Tensor.is_signed", "torch.Tensor.element_size",
         "torch.Tensor.itemsize", "torch.result_type", "torch.can_cast", "torch.promote_types",
+        "torch.Tensor.is_quantized",
     }
 )  # fmt: skip
 # Memory layout never changes a value: answered, not recorded and not guarded.
@@ -136,15 +139,13 @@ def _private_or_aten_name(func: Any) -> str | None:
     import torch
 
     if isinstance(func, torch._ops.OpOverload):
-        if func.namespace != "aten":
-            return None
-        packet = func._schema.name.split("::", 1)[1]
-        name = f"torch.ops.aten.{packet}.{func._overloadname}"
-        return name if DEFAULT_ALLOWLIST.allows(name) else None
+        namespace, packet = func._schema.name.split("::", 1)
+        name = f"torch.ops.{namespace}.{packet}.{func._overloadname}"
+        return name if _resolves_to(name, func) else None
     if isinstance(func, torch._ops.OpOverloadPacket):
-        name = f"torch.ops.aten.{func.__name__}"
-        ok = func._qualified_op_name.startswith("aten::") and DEFAULT_ALLOWLIST.allows(name)
-        return name if ok else None
+        namespace = func._qualified_op_name.split("::", 1)[0]
+        name = f"torch.ops.{namespace}.{func.__name__}"
+        return name if _resolves_to(name, func) else None
     name = getattr(func, "__name__", None)
     if (
         isinstance(name, str)
@@ -157,6 +158,17 @@ def _private_or_aten_name(func: Any) -> str | None:
     ):
         return f"torch.{name}"
     return None
+
+
+def _resolves_to(name: str, func: Any) -> bool:
+    """Whether ``name`` is admitted and names ``func`` again (an aten operator, or a
+    library's registered operator that only computes: ``torch.ops.torchvision.nms``)."""
+    if not DEFAULT_ALLOWLIST.allows(name):
+        return False
+    try:
+        return resolve(name) is func
+    except OpNameError:
+        return False
 
 
 @functools.lru_cache(maxsize=1)

@@ -137,7 +137,8 @@ _ALSO_FRAMEWORK = frozenset({"jaxlib", "ml_dtypes", "keras", "tf_keras", "_opera
 
 # torch's operator namespace and its private functions: named as torch itself names them
 # (``torch.ops.aten.add.Tensor``, ``torch._weight_norm``), allowed only when what the name
-# resolves to is an aten operator (checked after import, ``_torch_op_only``). Words that
+# resolves to is an aten operator, or a library's operator that only computes on arrays
+# and numbers (``torch.ops.torchvision.nms``; checked after import, ``_torch_op_only``). Words that
 # mark a process switch, printing or file access are refused inside them.
 _ATEN_PREFIX = "torch.ops.aten."
 _TORCH_PRIVATE_DENIED = (
@@ -146,9 +147,10 @@ _TORCH_PRIVATE_DENIED = (
 
 
 def _is_torch_op_name(parts: list[str]) -> bool:
-    """``torch.ops.aten.<op>[.<overload>]`` or ``torch._<name>``: import-free shape check."""
-    if parts[:3] == ["torch", "ops", "aten"] and len(parts) in (4, 5):
-        words = parts[3:]
+    """``torch.ops.<namespace>.<op>[.<overload>]`` (aten's, or a library's registered
+    operator: ``torch.ops.torchvision.nms``) or ``torch._<name>``: import-free shape check."""
+    if parts[:2] == ["torch", "ops"] and len(parts) in (4, 5):
+        words = parts[2:]
     elif len(parts) == 2 and parts[0] == "torch" and parts[1].startswith("_"):
         words = [parts[1]]
     else:
@@ -234,10 +236,38 @@ def _torch_op_only(obj: Any, name: str) -> bool:
         return False
     if name.startswith(_ATEN_PREFIX):
         return isinstance(obj, torch._ops.OpOverload | torch._ops.OpOverloadPacket)
+    if name.startswith("torch.ops."):
+        return _array_operator(obj, torch)
     attr = name.rsplit(".", 1)[1]
     return (
         isinstance(obj, types.BuiltinFunctionType)
         and getattr(torch._C._VariableFunctions, attr, None) is obj
+    )
+
+
+_ARRAY_ARGUMENTS = frozenset(
+    {"Tensor", "Tensor?", "Tensor[]", "Tensor?[]", "int", "int?", "int[]", "SymInt",
+     "SymInt?", "SymInt[]", "float", "float?", "float[]", "bool", "bool?", "bool[]",
+     "Scalar", "Scalar?", "ScalarType?"}
+)  # fmt: skip
+
+
+def _array_operator(obj: Any, torch: Any) -> bool:
+    """Whether ``obj`` is a library's registered operator (an overload, or a packet all of
+    whose overloads are) that only computes: it takes arrays and numbers (no string, so no
+    path), mutates none of its arguments and returns arrays -- ``torchvision::nms`` and
+    ``roi_align`` are, ``image::read_file(str)`` is not."""
+    if isinstance(obj, torch._ops.OpOverloadPacket):
+        overloads = [getattr(obj, o) for o in obj.overloads()]
+        return bool(overloads) and all(_array_operator(o, torch) for o in overloads)
+    if not isinstance(obj, torch._ops.OpOverload):
+        return False
+    schema = obj._schema
+    return (
+        not schema.is_mutable
+        and all(str(a.type) in _ARRAY_ARGUMENTS for a in schema.arguments)
+        and bool(schema.returns)
+        and all(str(r.type) in ("Tensor", "Tensor[]") for r in schema.returns)
     )
 
 

@@ -113,16 +113,28 @@ def _interp_matrix(mode, n_in, n_out, align_corners, scale):
 @rule("torch.nn.functional.interpolate", "torch.nn.functional.upsample")
 def _interpolate(cx, x, size=None, scale_factor=None, mode="nearest", align_corners=None,
                  recompute_scale_factor=None, antialias=False):  # fmt: skip
-    if antialias:
-        raise NotImplementedError("antialiased interpolation")
     t, dt = cx.target, cx.out_dtype()
     rank = arg_rank(cx)
     nd = rank - 2
     kind = {"bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
-    if kind in ("nearest", "nearest-exact") or (kind == "linear" and dt.startswith("float")):
+    if antialias and kind not in ("linear", "cubic"):
+        antialias = False  # torch ignores it for nearest and area
+    if antialias and not dt.startswith("float"):
+        raise NotImplementedError(
+            "antialiased interpolation of an integer image (torch's fixed-point uint8 path); "
+            "convert the image to float first"
+        )
+    if kind in ("nearest", "nearest-exact") or (
+        kind == "linear" and dt.startswith("float") and not antialias
+    ):
         return _interpolate_gather(
             cx, x, size, scale_factor, kind, bool(align_corners), recompute_scale_factor
         )
+    if antialias or (kind == "cubic" and dt.startswith("float")):
+        return _interpolate_weighted(
+            cx, x, size, scale_factor, kind, bool(align_corners), recompute_scale_factor,
+            bool(antialias),
+        )  # fmt: skip
     # the resampling matrices depend on the spatial sizes: guarded (batch, channels free);
     # the output sizes follow from them and the static arguments
     in_sizes = list(cx.static_shape(x, range(2, rank)))
@@ -135,6 +147,94 @@ def _interpolate(cx, x, size=None, scale_factor=None, mode="nearest", align_corn
     for i in range(nd):
         m = _interp_matrix(kind, in_sizes[i], out_sizes[i], bool(align_corners), scales[i])
         x = _axis_matrix(t, x, 2 + i, m, rank, dt)
+    return x
+
+
+def _out_sizes_and_scales(t, x, size, scale_factor, nd, recompute):
+    """The output spatial sizes (tracked where they follow from tracked input sizes) and
+    the scale factors torch uses for the source positions (None: from the sizes)."""
+    in_sizes = list(t.shape(x))[2:]
+    if size is not None:
+        out_sizes = list(size) if isinstance(size, list | tuple) else [size] * nd
+    else:
+        sf = scale_factor if isinstance(scale_factor, list | tuple) else [scale_factor] * nd
+        out_sizes = [math.floor(n * float(f)) for n, f in zip(in_sizes, sf)]
+    scales = [None] * nd
+    if scale_factor is not None and not recompute:
+        sf = scale_factor if isinstance(scale_factor, list | tuple) else [scale_factor] * nd
+        scales = [float(f) for f in sf]
+    return in_sizes, out_sizes, scales
+
+
+def _cubic(t, d, a):
+    """Keys' cubic convolution kernel with parameter ``a`` at distances ``d`` (>= 0)."""
+    near = ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0
+    far = ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a
+    zero = t.asarray(0.0, "float32")
+    return t.where(t.ew("less", d, t.asarray(1.0, "float32")), near,
+                   t.where(t.ew("less", d, t.asarray(2.0, "float32")), far, zero))  # fmt: skip
+
+
+def _weights(t, kind, n_in, n_out, ratio, align_corners, antialias):
+    """The (n_out, n_in) float32 resampling matrix along one axis, computed by target ops
+    from the (tracked) sizes as torch computes its weights, so it holds at other sizes.
+
+    Antialiased (torch's ``_upsample_*_aa``): output ``i`` averages the inputs whose
+    centres lie within ``support`` of ``center = ratio * (i + 0.5)``, weighted by the
+    filter (the tent for bilinear, Keys' cubic with a = -0.5 for bicubic) stretched by the
+    ratio when downsampling, over ``[max(int(center - support + 0.5), 0),
+    min(int(center + support + 0.5), n_in))``, normalised to sum to one. Plain bicubic
+    (``upsample_bicubic2d``): the four taps around ``ratio * (i + 0.5) - 0.5`` (``ratio * i``
+    aligned), with Keys' a = -0.75, clamped at the edges."""
+    f32 = "float32"
+    i = t.expand_dims(t.arange(0, n_out, 1, f32), 1)  # (n_out, 1)
+    j = t.expand_dims(t.arange(0, n_in, 1, f32), 0)  # (1, n_in)
+    r = t.asarray(ratio, f32)
+    if antialias:
+        one = t.asarray(1.0, f32)
+        stretch = t.ew("maximum", r, one)  # the filter widens only when downsampling
+        support = (2.0 if kind == "cubic" else 1.0) * stretch
+        center = r * (i + 0.5)
+        lo = t.ew("maximum", t.ew("floor", center - support + 0.5), t.asarray(0.0, f32))
+        hi = t.ew("minimum", t.ew("floor", center + support + 0.5), t.asarray(n_in, f32))
+        d = t.ew("abs", (j - center + 0.5) / stretch)
+        w = _cubic(t, d, -0.5) if kind == "cubic" else t.ew("maximum", 1.0 - d, 0.0 * d)
+        inside = t.ew("logical_and", t.ew("greater_equal", j, lo), t.ew("less", j, hi))
+        w = t.where(inside, w, 0.0 * w)
+        total = t.reduce("sum", w, 1, keepdims=True)
+        nonzero = t.ew("not_equal", total, t.asarray(0.0, f32))
+        return t.where(nonzero, w / t.where(nonzero, total, one), w)
+    src = r * i if align_corners else r * (i + 0.5) - 0.5
+    base = t.ew("floor", src)
+    frac = src - base
+    last = t.asarray(n_in - 1, f32)
+    w = 0.0 * j + 0.0 * i
+    for k, dist in ((-1, frac + 1.0), (0, frac), (1, 1.0 - frac), (2, 2.0 - frac)):
+        tap = t.ew("minimum", t.ew("maximum", base + float(k), 0.0 * base), last)
+        w = w + t.where(t.ew("equal", j, tap), _cubic(t, dist, -0.75), 0.0 * w)
+    return w
+
+
+def _interpolate_weighted(cx, x, size, scale_factor, kind, align_corners, recompute, aa):
+    """Antialiased linear/cubic and plain cubic interpolation: ``x`` contracted along each
+    spatial axis with a resampling matrix built from the tracked sizes (:func:`_weights`)."""
+    t = cx.target
+    rank = arg_rank(cx)
+    nd = rank - 2
+    in_sizes, out_sizes, scales = _out_sizes_and_scales(t, x, size, scale_factor, nd, recompute)
+    dt = cx.out_dtype()
+    for i in range(nd):
+        n_in, n_out, axis = in_sizes[i], out_sizes[i], 2 + i
+        if align_corners:
+            ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        else:
+            ratio = 1.0 / scales[i] if scales[i] else n_in / n_out
+        w = _weights(t, kind, n_in, n_out, ratio, align_corners, aa)
+        if dt != "float32":
+            w = t.cast(w, dt)
+        perm = [d for d in range(rank) if d != axis] + [axis]
+        inv = [perm.index(d) for d in range(rank)]
+        x = t.transpose(t.matmul(t.transpose(x, perm), t.transpose(w, [1, 0])), inv)
     return x
 
 
