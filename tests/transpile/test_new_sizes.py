@@ -149,6 +149,9 @@ RESIZED = {
         [R(2, 4, 3)],
         [R(5, 4, 3)],
     ),
+    # the pairs i < j from the tracked number of rows (rules/_common.pair_indices)
+    "combinations": (torch.combinations, [R(3)], [R(4)]),
+    "pdist": (torch.pdist, [R(3, 2)], [R(4, 2)]),
     # source positions computed from the tracked sizes (nearest and linear modes)
     "interpolate (spatial)": (
         lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"),
@@ -160,8 +163,6 @@ RESIZED = {
 # computations that depend on the size itself: the call is refused, not answered wrongly
 GUARDED = {
     "chunk": (lambda x: torch.chunk(x, 3), [R(6, 2)], [R(4, 2)]),
-    "combinations": (torch.combinations, [R(3)], [R(4)]),
-    "pdist": (torch.pdist, [R(3, 2)], [R(4, 2)]),
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .._common import cast_to, is_array, is_float_dtype, numel, size_args
+from .._common import cast_to, is_array, is_float_dtype, numel, pair_indices, size_args
 from ..registry import rule
 
 __all__: list[str] = []
@@ -192,7 +192,12 @@ def _combinations(cx, x, r=2, with_replacement=False):
     import itertools
 
     t = cx.target
-    (n,) = cx.static_shape(x, [0])  # the pairs are listed here: the size is guarded
+    if r == 1:
+        return t.expand_dims(x, 1)
+    if r == 2:  # the pairs from the tracked size
+        rows, cols = pair_indices(cx, t.shape(x)[0], with_replacement)
+        return t.stack([t.take(x, rows, 0), t.take(x, cols, 0)], 1)
+    (n,) = cx.static_shape(x, [0])  # longer combinations are listed here: the size is guarded
     gen = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     combos = list(gen(range(n), r))
     if not combos:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .._common import arg_rank, arr, cast_to, dim_axes, matrix_norm, vector_norm
+from .._common import arg_rank, arr, cast_to, dim_axes, matrix_norm, pair_indices, vector_norm
 from ..registry import rule
 
 __all__: list[str] = []
@@ -77,12 +77,8 @@ def _cdist(cx, x1, x2, p=2.0, compute_mode=None):
 @rule("torch.nn.functional.pdist", "torch.pdist")
 def _pdist(cx, x, p=2):
     t = cx.target
-    (n,) = cx.static_shape(x, [0])  # the pairs are listed here: the size is guarded
-    rows = [i for i in range(n) for _ in range(i + 1, n)]
-    cols = [j for i in range(n) for j in range(i + 1, n)]
-    if not rows:
-        return t.full([0], 0, cx.out_dtype())
-    d = t.take(x, t.asarray(rows, "int32"), 0) - t.take(x, t.asarray(cols, "int32"), 0)
+    rows, cols = pair_indices(cx, t.shape(x)[0])  # from the tracked number of rows
+    d = t.take(x, rows, 0) - t.take(x, cols, 0)
     a = t.ew("abs", d)
     if p == 2:
         return t.ew("sqrt", t.reduce("sum", a * a, -1))
