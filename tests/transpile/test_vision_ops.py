@@ -83,3 +83,45 @@ def test_library_operator_taking_a_path_refused():
     pytest.importorskip("torchvision.io")
     with pytest.raises(OpNameError):
         resolve("torch.ops.image.read_file")  # takes a file name: never resolved from a name
+
+
+def _boxes(g, n):
+    xy = torch.rand(n, 2, generator=g) * 8
+    return torch.cat([xy, xy + torch.rand(n, 2, generator=g) * 8 + 1], 1)
+
+
+def test_nms_on_tensorflow_at_other_box_counts():
+    tv_ops = pytest.importorskip("torchvision.ops")
+
+    def f(b, s):
+        return tv_ops.nms(b, s, 0.3)
+
+    g = torch.Generator().manual_seed(1)
+    tr = it.transpile(
+        f, target="tensorflow", args=(_boxes(g, 6), torch.rand(6, generator=g)), retrace=False
+    )
+    tgt = it.get_target("tensorflow")
+    for n in (6, 11, 30):
+        b, s = _boxes(g, n), torch.rand(n, generator=g)
+        got = np.asarray(tr(to_target(b, tgt), to_target(s, tgt)))
+        np.testing.assert_array_equal(got, f(b, s).numpy())
+
+
+@pytest.mark.parametrize("target", ("jax", "numpy"))
+def test_nms_refused_by_name_without_a_native_op(target):
+    tv_ops = pytest.importorskip("torchvision.ops")
+    g = torch.Generator().manual_seed(1)
+    with pytest.raises(it.TranspileError, match="non-maximum suppression on"):
+        it.transpile(
+            lambda b, s: tv_ops.nms(b, s, 0.3),
+            target=target,
+            args=(_boxes(g, 5), torch.rand(5, generator=g)),
+            retrace=False,
+        )
+
+
+def test_jpeg_refused_by_name():
+    F2 = pytest.importorskip("torchvision.transforms.v2.functional")
+    img = (torch.rand(3, 8, 8) * 255).to(torch.uint8)
+    with pytest.raises(it.TranspileError, match="libjpeg"):
+        it.transpile(lambda x: F2.jpeg(x, 75), target="numpy", args=(img,), retrace=False)

@@ -203,6 +203,18 @@ class Target:
         """The (k, rank) int64 coordinates of the True elements of ``mask``."""
         raise NotImplementedError(f"{self.name} nonzero")
 
+    def non_max_suppression(self, boxes: Any, scores: Any, iou_threshold: float) -> Any:
+        """Greedy non-maximum suppression (torchvision's ``nms``): the int indices of the
+        kept ``(n, 4)`` boxes ``(x1, y1, x2, y2)``, by decreasing score; a box is dropped
+        when its IoU with a kept higher-scored box exceeds ``iou_threshold``. A loop over the
+        boxes whose result size depends on the data: only a target with the native op
+        has it."""
+        raise NotImplementedError(
+            f"non-maximum suppression on {self.name}: greedy suppression is a loop over the "
+            "boxes with a data-dependent result size, which this target has no recordable "
+            "op for (tensorflow has tf.image.non_max_suppression); translate to tensorflow"
+        )
+
     def boolean_mask(self, x: Any, mask: Any) -> Any:
         """The elements of ``x`` where ``mask`` is True, flattened in order."""
         raise NotImplementedError(f"{self.name} boolean_mask")

@@ -349,6 +349,12 @@ class TensorFlowTarget(Target):
     def nonzero(self, mask: Any) -> Any:
         return self.tf.where(mask)
 
+    def non_max_suppression(self, boxes: Any, scores: Any, iou_threshold: float) -> Any:
+        # IoU is symmetric in x and y: torchvision's (x1, y1, x2, y2) serve as tf's (y1, x1,
+        # y2, x2); every box may be kept
+        n = self.tf.shape(boxes)[0]
+        return self.tf.image.non_max_suppression(boxes, scores, n, iou_threshold=iou_threshold)
+
     def boolean_mask(self, x: Any, mask: Any) -> Any:
         return self.tf.boolean_mask(x, mask)
 

@@ -32,6 +32,7 @@ from . import (
     sorting,
     special,
     tensor,
+    vision_ops,
     writes,  # last: derives in-place spellings from the rules above
 )
 
@@ -54,5 +55,6 @@ __all__ = [
     "sorting",
     "special",
     "tensor",
+    "vision_ops",
     "writes",
 ]
