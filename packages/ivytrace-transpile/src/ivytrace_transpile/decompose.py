@@ -38,6 +38,7 @@ import operator
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ivytrace_intercept import tracked_call
 from ivytrace_ir import (
     LEAF,
     Node,
@@ -421,8 +422,8 @@ def _eval_expr(e: Any, values: Mapping[Any, Any]) -> Any:
         return functools.reduce(operator.add, args)
     if name == "Mul":
         return functools.reduce(operator.mul, args)
-    if name in ("Max", "Min"):
-        return (max if name == "Max" else min)(args)
+    if name in ("Max", "Min"):  # tracked (a builtins.max/min node): no comparison guarded
+        return tracked_call(f"builtins.{name.lower()}", max if name == "Max" else min, *args)
     if name == "And":
         return all(bool(a) for a in args)
     if name == "Or":
@@ -603,6 +604,9 @@ def run_decomposition(
                     if tgt.is_array(o):
                         cx.specs.set(o, spec.spec)
                 env[n] = out
+            elif n.target in (torch.sym_max, torch.sym_min):  # tracked, as in _eval_expr
+                fn = max if n.target is torch.sym_max else min
+                env[n] = tracked_call(f"builtins.{fn.__name__}", fn, *a)
             else:  # size arithmetic (operator.mul, sym_float...) and getitem of results
                 env[n] = n.target(*a, **kw)
         else:

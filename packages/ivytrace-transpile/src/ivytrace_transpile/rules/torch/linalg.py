@@ -17,6 +17,7 @@ from .._common import (
     prod,
     ref_rank,
     size_max,
+    size_min,
 )
 from ..registry import TORCH_RULES, rule
 
@@ -280,18 +281,29 @@ def _lstsq(cx, a, b, rcond=None, *, driver=None):
     if vector:
         x = t.squeeze(x, -1)
     # residuals, rank and singular values: which ones torch fills depends on the driver and
-    # on m > n (a size comparison, guarded), never on the example's output shapes.
+    # on m > n, never on the example's output shapes. For one matrix b the residuals are
+    # (k,) or empty (0,): cut to k * (m > n), a tracked 0/1, so no branch is guarded; a
+    # batch or a vector b changes the result's rank with m > n: that comparison is guarded.
     drv = driver or "gelsy"
     sa = t.shape(a)
     names = ("residuals", "rank", "singular values")
-    filled = (drv != "gelsy" and sa[-2] > sa[-1], drv != "gels", drv in ("gelsd", "gelss"))
+    cut = drv == "gels" and ra == 2 and not vector
+    filled = (
+        drv != "gelsy" and (cut or sa[-2] > sa[-1]),
+        drv != "gels",
+        drv in ("gelsd", "gelss"),
+    )
     out = []
     for i, name in enumerate(names):
         if not filled[i]:
             out.append(t.full([0], 0, cx.out_dtype(i + 1)))
         elif i == 0 and drv == "gels":
             r = t.matmul(cast_to(cx, a, dt), t.expand_dims(x, -1) if vector else x) - bb
-            out.append(t.reduce("sum", r * r, -2 if not vector else (-2, -1)))
+            res = t.reduce("sum", r * r, -2 if not vector else (-2, -1))
+            if cut:
+                over = size_min(size_max(sa[-2] - sa[-1], 0), 1)
+                res = t.getitem(res, slice(0, t.shape(res)[0] * over))
+            out.append(res)
         else:  # gelsy's rank, gelsd/gelss's: known from the matrix's values only
             raise NotImplementedError(f"lstsq's {name} with driver={drv!r}")
     return (x, *out)
