@@ -104,6 +104,7 @@ def _roundtrip(op: Any, v: Any) -> tuple[str, Any]:
                 jax_args = tuple(to_target(t, jax_t) for t in tensors)
                 why = sw.compare(ref, to_jax(*jax_args))
                 jax_function = _written_function(Path(folder), f"{fn.__name__}_jax")
+                written = sw.compare(ref, jax_function(*jax_args))
             except Exception as exc:
                 why = f"{type(exc).__name__}: {str(exc)[:200]}"
         if why:
@@ -125,7 +126,8 @@ def _roundtrip(op: Any, v: Any) -> tuple[str, Any]:
         return "torch", v
     why = sw.compare(ref, got)
     if why:
-        v.record("wrong", "", f"first sample: {why}")
+        where = f" (the written jax code already differs: {written})" if written else ""
+        v.record("wrong", "", f"first sample: {why}{where}")
     return "torch", v
 
 

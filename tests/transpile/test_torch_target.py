@@ -397,7 +397,8 @@ def test_a_written_torch_package_runs_the_translation(tmp_path):
 
 # ---------------------------------------------------------------- op_db: torch -> jax -> torch
 ROUNDTRIP_RIGHT = ["abs", "add", "amax", "matmul", "reshape", "cat", "where", "softmax",
-                   "clamp", "nn.functional.relu"]  # fmt: skip
+                   "clamp", "nn.functional.relu", "complex"]  # fmt: skip
+"""Right through jax and back (``complex``: its 0-d constant ``1j`` was written 1-d)."""
 
 
 def _roundtrip_module():

@@ -144,8 +144,11 @@ def standalone_graph(graph: Graph, params: dict[str, Any], fn: Any, keep_params:
 
 
 def as_numpy(x: Any) -> np.ndarray:
-    """An array (or a variable holding one) as a contiguous numpy array."""
-    return np.ascontiguousarray(np.asarray(to_numpy(x) if hasattr(x, "shape") else x))
+    """An array (or a variable holding one) as a contiguous numpy array, of its own shape
+    (``np.ascontiguousarray`` alone makes a 0-d array 1-d: a written scalar constant would
+    broadcast its results to shape (1,))."""
+    arr = np.asarray(to_numpy(x) if hasattr(x, "shape") else x)
+    return np.ascontiguousarray(arr).reshape(arr.shape)
 
 
 def _state(translated: Any) -> tuple[dict[str, np.ndarray], dict[str, bool]]:
