@@ -8,6 +8,7 @@ its channels-last convolutions. :func:`transpile` is the user-facing entry point
 """
 
 from .api import TranslatedCallable, transpile
+from .context import RuleContext
 from .errors import (
     NodeCheck,
     TranslatedCallError,
@@ -18,7 +19,7 @@ from .errors import (
 from .layout import LAYOUT_RULES, count_transposes, optimize_transposes
 from .rules import TORCH_RULES, RuleTable, rules_for
 from .targets import TARGETS, Target, get_target
-from .translate import RuleContext, Translation, translate_graph
+from .translate import Translation, translate_graph
 
 __all__ = [
     "LAYOUT_RULES",

@@ -53,6 +53,7 @@ from ivytrace_passes.interpret import call_node, tree_leaves
 from ivytrace_passes.rules import is_generator, is_view, mutated_args, mutated_positions
 
 from .errors import TranspileError
+from .reference import reference_run
 
 __all__ = ["functionalize"]
 
@@ -513,8 +514,6 @@ def functionalize(graph: Graph, args: tuple, kwargs: dict) -> Graph:
 def _check(old: Graph, new: Graph, args: tuple, kwargs: dict, truth: list) -> None:
     """The functional graph computes on the example inputs what torch computed."""
     import torch
-
-    from .translate import reference_run
 
     env = reference_run(new, args, kwargs)
     for i, (o, want) in enumerate(zip(new.outputs, truth)):

@@ -22,8 +22,8 @@ from ivytrace_ir.opfacts import operator_named
 from .. import optable
 from .registry import RuleTable
 
-if TYPE_CHECKING:  # annotations only: the translator imports the rules, not the reverse
-    from ..translate import RuleContext
+if TYPE_CHECKING:  # annotations only
+    from ..context import RuleContext
 
 __all__ = ["JAX_RULES", "NUMPY_RULES"]
 

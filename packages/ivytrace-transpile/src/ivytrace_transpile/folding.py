@@ -1,0 +1,97 @@
+"""Weights stored in the layout the target uses them in (:func:`fold_params`).
+
+A parameter that the translated graph reads only through a rearrangement of it alone (a
+conv kernel's OIHW -> HWIO transpose, a linear weight's transpose) is stored rearranged,
+converted once when translating instead of on every call.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable
+from typing import Any
+
+from ivytrace_ir import Graph, Node, TensorSpec, Value
+from ivytrace_passes.interpret import call_node
+
+__all__ = ["fold_params", "stager"]
+
+
+_LAYOUT_OPS = frozenset({"transpose", "reshape", "expand_dims", "squeeze", "permute_dims"})
+"""Ops that only rearrange an array's elements (last part of the op name)."""
+
+
+def fold_params(
+    graph: Graph, params: dict[str, Any], stage: Callable[[Any], Any] = lambda f: f
+) -> tuple[Graph, dict[str, Any]]:
+    """Weights stored in the layout the target uses them in, converted once here instead of
+    on every call: a parameter read only by a rearrangement of it alone (a conv kernel's
+    OIHW -> HWIO transpose, a linear weight's transpose) is replaced by that rearrangement,
+    under the same ``state_dict`` key (same values, another layout). Repeats along chains.
+    Arithmetic on weights is not folded: a key keeps naming the weight it names in torch."""
+    from ivytrace_passes.edit import substitute, substitute_node
+
+    params = dict(params)
+    inputs = list(graph.inputs)
+    nodes = graph.nodes
+    users: dict[int, list[int]] = collections.defaultdict(list)
+    for i, n in enumerate(nodes):
+        for v in set(n.inputs()):
+            users[v.id].append(i)
+    dropped: set[int] = set()
+    subst: dict[int, Value] = {}  # folded node output -> the parameter input now holding it
+    chains: dict[str, list[tuple[Node, int]]] = {}  # key -> the rearrangements, in order
+    for k, key in enumerate(params):
+        p = inputs[k]
+        while True:  # along a chain: transpose, then reshape, ...
+            us = users.get(p.id, [])
+            if len(us) != 1:
+                break
+            n = nodes[us[0]]
+            if (
+                n.op.rsplit(".", 1)[-1] not in _LAYOUT_OPS
+                or n.meta.effect
+                or n.meta.generator
+                or n.meta.mutates
+                or len(n.outputs) != 1
+                or not isinstance(n.outputs[0].spec, TensorSpec)
+                or any(v.id != p.id for v in n.inputs())
+            ):
+                break
+            chains.setdefault(key, []).append((n, p.id))
+            out = n.outputs[0]
+            dropped.add(us[0])
+            p = Value(inputs[k].id, out.spec)
+            inputs[k] = p
+            subst[out.id] = p
+            users[p.id] = users.get(out.id, [])
+    if not dropped:
+        return graph, params
+
+    def rearrange(arrays: dict[str, Any]) -> dict[str, Any]:
+        out = {}
+        for key, x in arrays.items():
+            for n, vid in chains[key]:
+                x = call_node(n, {vid: x}, graph.constants)
+            out[key] = x
+        return out
+
+    # all at once, as one staged program where the target compiles each op it runs eagerly
+    # (jax: one compilation instead of one per weight shape)
+    params.update(stage(rearrange)({key: params[key] for key in chains}))
+    # every folded value, and the parameter itself, now reads as the updated input
+    final = {v.id: v for v in inputs[: len(params)]}
+    subst = {old: final[v.id] for old, v in subst.items()} | final
+    nodes = tuple(substitute_node(n, subst) for i, n in enumerate(nodes) if i not in dropped)
+    outputs = tuple(substitute(o, subst) for o in graph.outputs)
+    return graph.replace(inputs=tuple(inputs), nodes=tuple(nodes), outputs=tuple(outputs)), params
+
+
+def stager(target: str) -> Callable[[Any], Any]:
+    """How to run a function of target arrays as one program: ``jax.jit`` for jax, whose
+    eager dispatch compiles every op for every shape; as it is elsewhere."""
+    if target == "jax":
+        import jax
+
+        return jax.jit
+    return lambda f: f

@@ -1,0 +1,237 @@
+"""The source run and the check of a translation against it.
+
+:func:`reference_run` computes every value of a source graph on the example inputs (taking
+what the trace already computed); :func:`to_target` converts a source array into a target
+array; :func:`node_checks` compares each translated node with the source run (knowing what
+is unique, ``unique.py``) and :func:`compare_output` is that comparison for one value, public
+so that the test sweeps judge a translated call by the same rule.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ivytrace_intercept import is_tracked_scalar
+from ivytrace_ir import Graph, Node, Value, flatten, framework_of, to_numpy, unflatten
+from ivytrace_passes.interpret import call_node, tree_leaves
+
+from .errors import NodeCheck, TranspileError, ValidationError
+from .targets import Target
+from .unique import chosen_outputs, describe_choice, node_reads, output_ids
+
+__all__ = [
+    "TOLERANCE",
+    "compare_output",
+    "node_checks",
+    "raise_first_divergence",
+    "ref_result",
+    "reference_run",
+    "to_target",
+    "validation_error",
+]
+
+
+TOLERANCE = 1e-4
+"""How far a translated float32 node may be from the source's value: ``TOLERANCE * (1 +
+max |source value|)``, the issue's bar scaled by the value's magnitude (16-bit floats get
+2e-2)."""
+
+
+def reference_run(
+    graph: Graph, args: tuple, kwargs: dict, computed: Mapping[int, Any] | None = None
+) -> dict[int, Any]:
+    """Every value of ``graph`` on the example inputs, by value id. A node whose outputs are
+    all arrays the trace already ``computed`` (and that neither draws nor writes) takes
+    them: the source framework runs again only what the trace did not keep."""
+    leaves = flatten((args, kwargs), lambda o: framework_of(o) is not None)[0]
+    env: dict[int, Any] = {v.id: x for v, x in zip(graph.inputs, leaves)}
+    for e in graph.externals:
+        env[e.value.id] = e.obj
+    for node in graph.nodes:
+        if (
+            computed
+            and node.outputs
+            and not (node.meta.mutates or node.meta.generator or node.meta.effect)
+            and all(v.id in computed for v in node.outputs)
+        ):
+            for v in node.outputs:
+                env[v.id] = computed[v.id]
+            continue
+        run_env: Mapping[int, Any] = env
+        if node.meta.mutates:
+            # An in-place op must not change the value an earlier node is checked against:
+            # it runs on a copy of what it mutates (its output is the new version).
+            run_env = dict(env)
+            for pos in node.meta.mutates:
+                arg = node.args[pos] if pos < len(node.args) else None
+                if isinstance(arg, Value) and hasattr(env[arg.id], "clone"):
+                    run_env[arg.id] = env[arg.id].clone()
+        result = call_node(node, run_env, graph.constants)
+        for v, x in zip(node.outputs, tree_leaves(node.out_tree, result), strict=True):
+            env[v.id] = x
+    return env
+
+
+def to_target(x: Any, target: Target, dtype: str | None = None) -> Any:
+    """A source array as a target array (through numpy), keeping its dtype where the
+    target has it."""
+    arr = np.array(to_numpy(x), copy=True)  # never shares memory with the source
+    want = target.canonical_dtype(dtype or str(arr.dtype))
+    if want != str(arr.dtype):
+        if np.issubdtype(arr.dtype, np.integer) and arr.size:
+            info = np.iinfo(want) if np.issubdtype(np.dtype(want), np.integer) else None
+            if info is not None and (arr.min() < info.min or arr.max() > info.max):
+                raise TranspileError(
+                    f"an integer array of {arr.dtype} holds values outside {want}, the widest "
+                    f"integer type {target.name} uses here (for jax, enable jax_enable_x64)"
+                )
+        arr = arr.astype(want)
+    return target.asarray(arr)
+
+
+def compare_output(ref: Any, got: Any) -> tuple[bool, float, str]:
+    """(ok, max abs err, what differs) for one output of a node: the check validation applies
+    to every node, public so that the test sweeps judge a translated call by the same rule."""
+    if framework_of(ref) is None:
+        if (isinstance(ref, bool | int | float) and not isinstance(ref, bool)) or is_tracked_scalar(
+            got
+        ):
+            ok = float(ref) == float(got) or abs(float(ref) - float(got)) <= 1e-5 * (
+                1 + abs(float(ref))
+            )
+            return (
+                ok,
+                abs(float(ref) - float(got)) if ok else float("inf"),
+                "" if ok else f"{got!r} != {ref!r}",
+            )
+        return True, 0.0, ""
+    if framework_of(got) is None:
+        return False, float("inf"), f"got a {type(got).__name__}, not an array"
+    r, g = to_numpy(ref), to_numpy(got)
+    if r.shape != g.shape:
+        return False, float("inf"), f"shape {tuple(g.shape)} != {tuple(r.shape)}"
+    if r.dtype.kind != g.dtype.kind and not (r.dtype.kind in "iu" and g.dtype.kind in "iu"):
+        return False, float("inf"), f"dtype {g.dtype} != {r.dtype}"
+    if r.size == 0:
+        return True, 0.0, ""
+    if r.dtype.kind in "biu":
+        if g.dtype.kind in "iu" and g.dtype.itemsize < r.dtype.itemsize:
+            # A narrower integer type (jax without x64) cannot hold what the source holds
+            # outside its range (torch's integer minimum for a cast of -inf, say): those
+            # elements are not compared; a later node that uses them would differ.
+            info = np.iinfo(g.dtype)
+            keep = (r >= info.min) & (r <= info.max)
+            r, g = r[keep], g[keep]
+            if r.size == 0:
+                return True, 0.0, ""
+        bad = int(np.count_nonzero(r != g))
+        return (
+            bad == 0,
+            float(np.max(np.abs(r.astype(np.float64) - g.astype(np.float64)))),
+            (f"{bad} element(s) differ" if bad else ""),
+        )
+    r64, g64 = (
+        r.astype(np.complex128 if r.dtype.kind == "c" else np.float64),
+        g.astype(np.complex128 if g.dtype.kind == "c" else np.float64),
+    )
+    same_nan = np.isnan(r64) == np.isnan(g64)
+    finite = np.isfinite(r64) & np.isfinite(g64)
+    same_inf = np.where(np.isinf(r64) | np.isinf(g64), r64 == g64, True)
+    err = float(np.max(np.abs(r64[finite] - g64[finite]))) if finite.any() else 0.0
+    scale = float(np.max(np.abs(r64[finite]))) if finite.any() else 0.0
+    tol = TOLERANCE * (1.0 + scale) if r.dtype.itemsize >= 4 else 2e-2 * (1.0 + scale)
+    ok = bool(same_nan.all() and same_inf.all()) and err <= tol
+    what = "" if ok else (f"max abs err {err:.3g} > {tol:.3g}" if err > tol else "nan/inf differ")
+    return ok, err, what
+
+
+def _check(index: int, node: Node, ref_leaves: list[Any], got_leaves: list[Any]) -> NodeCheck:
+    worst, detail, ok = 0.0, "", True
+    for r, g in zip(ref_leaves, got_leaves):
+        o, err, what = compare_output(r, g)
+        worst = max(worst, err)
+        if not o and ok:
+            ok, detail = False, what
+    return NodeCheck(index, node.op, node.meta.source, ok, worst, detail)
+
+
+def validation_error(bad: NodeCheck, target: str) -> ValidationError:
+    where = f" at {bad.source}: {bad.source.code}" if bad.source else ""
+    return ValidationError(
+        f"the {target} translation of node {bad.index} {bad.op}{where} diverges from the "
+        f"source on the example inputs: {bad.detail}",
+        bad,
+    )
+
+
+def raise_first_divergence(graph: Graph, produced: list, ref: Mapping[int, Any]) -> None:
+    """When a rule fails, an earlier wrong node is the likelier culprit: name it."""
+    for c in node_checks(graph, produced, ref, outputs=False):
+        if not c.ok:
+            raise validation_error(c, "target")
+
+
+def node_checks(
+    graph: Graph, produced: list, ref: Mapping[int, Any], outputs: bool = True
+) -> tuple[NodeCheck, ...]:
+    """Every translated node against the source run, knowing what is unique
+    (``ivytrace_transpile.unique``): an output defined only up to a choice (an SVD's
+    singular vectors) is not compared, nor is a node reading one whose value differs (its
+    results carry the choice on); a node that agrees with the source again ends the
+    choice. With ``outputs``, a returned value that still carries a choice and differs
+    from the source's fails, at the node that made it."""
+    chosen: dict[int, int] = {}  # value id -> the node whose choice it carries
+    made: dict[int, tuple[int, Any]] = {}  # value id -> (position in checks, translated)
+    checks: list[NodeCheck] = []
+    for i, got in produced:
+        node = graph.nodes[i]
+        refs = [ref[v.id] for v in node.outputs]
+        own = chosen_outputs(node.op, len(node.outputs))
+        keep = [k for k in range(len(refs)) if k not in own]
+        c = _check(i, node, [refs[k] for k in keep], [got[k] for k in keep if k < len(got)])
+        for k in own:
+            chosen[node.outputs[k].id] = i
+        roots = sorted({chosen[v] for v in node_reads(graph, i) if v in chosen})
+        if roots and not c.ok:
+            for v in node.outputs:
+                chosen[v.id] = roots[0]
+            c = dataclasses.replace(
+                c,
+                ok=True,
+                detail=f"not compared: carries the choice of {describe_choice(graph, roots[0])}",
+            )
+        elif own and c.ok:
+            c = dataclasses.replace(c, detail=f"outputs {list(own)} not compared: not unique")
+        for v, g in zip(node.outputs, got):
+            made[v.id] = (len(checks), g)
+        checks.append(c)
+    if outputs:
+        for vid in output_ids(graph):
+            if vid not in chosen or vid not in made:
+                continue
+            pos, g = made[vid]
+            ok, err, what = compare_output(ref[vid], g)
+            if not ok:
+                c = checks[pos]
+                checks[pos] = dataclasses.replace(
+                    c,
+                    ok=False,
+                    max_abs_err=err,
+                    detail=(
+                        f"the function returns a value that depends on the sign or basis "
+                        f"{describe_choice(graph, chosen[vid])} chose, and the translation "
+                        f"chose otherwise ({what}); return what does not depend on it (a "
+                        "product that cancels the signs, the singular values) or compare "
+                        "up to that choice"
+                    ),
+                )
+    return tuple(checks)
+
+
+def ref_result(node: Node, ref: Mapping[int, Any]) -> Any:
+    leaves = [ref[v.id] for v in node.outputs]
+    return unflatten(node.out_tree, leaves) if node.out_tree.kind != "leaf" else leaves[0]
