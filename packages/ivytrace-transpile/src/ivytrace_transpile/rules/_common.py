@@ -28,6 +28,7 @@ __all__ = [
     "matrix_norm",
     "ntuple",
     "numel",
+    "pair_indices",
     "prod",
     "ref_rank",
     "result_count",
@@ -299,6 +300,28 @@ def size_max(*xs: Any) -> Any:
     from ivytrace_intercept import tracked_call
 
     return tracked_call("builtins.max", max, *xs) if len(xs) > 1 else xs[0]
+
+
+def pair_indices(cx: RuleContext, n: Any, diagonal: bool = False) -> tuple[Any, Any]:
+    """(rows, cols): the pairs ``i < j`` (``i <= j`` with ``diagonal``) of ``range(n)`` in
+    lexicographic order, as int64 target arrays computed from the (tracked) ``n``: pair
+    ``k``'s row is the root of the quadratic its row's start offset solves, rounded down and
+    corrected by one step with integer arithmetic (exact where float rounding is not)."""
+    t = cx.target
+    d = 0 if diagonal else 1
+    count = n * (n + 1 - 2 * d) // 2
+    k = t.arange(0, count, 1, "int64")
+
+    def start(i):  # offset of row i's first pair: i (n - d) - i (i - 1) / 2
+        return i * (n - d) - (i * (i - 1)) // 2
+
+    b = 2 * (n - d) + 1
+    disc = t.ew("maximum", cast_to(cx, b * b - 8 * k, "float64"), t.asarray(0.0, "float64"))
+    i = cast_to(cx, t.ew("floor", (b - t.ew("sqrt", disc)) * 0.5), "int64")
+    one = t.asarray(1, "int64")
+    i = i + cast_to(cx, t.ew("less_equal", start(i + one), k), "int64")
+    i = i - cast_to(cx, t.ew("greater", start(i), k), "int64")
+    return i, k - start(i) + i + d
 
 
 def result_count(n: Any, what: str) -> int:
