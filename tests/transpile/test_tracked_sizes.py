@@ -73,6 +73,12 @@ RESIZED = {
     "matrix_rank": (torch.linalg.matrix_rank, [R(4, 4)], [[R(0, 3)], [R(6, 2)]]),
     "pdist": (F.pdist, [R(3, 2)], [[R(9, 2)], [R(1, 2)]]),
     "combinations": (torch.combinations, [R(3)], [[R(7)], [R(1)]]),
+    "gradient": (torch.gradient, [R(5)], [[R(8)], [R(2)]]),
+    "gradient edge_order=2": (
+        lambda x: torch.gradient(x, spacing=[1.0, 0.5], edge_order=2),
+        [R(4, 5)],
+        [[R(6, 3)]],
+    ),
     "combinations with replacement": (
         lambda x: torch.combinations(x, 2, with_replacement=True),
         [R(2)],

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._common import (
     arg_rank,
+    as_list,
     back,
     binary,
     cast_to,
@@ -115,6 +116,41 @@ def _diff(cx, x, n=1, dim=-1, prepend=None, append=None):
         a, b = t.getitem(x, hi), t.getitem(x, lo)
         x = t.ew("not_equal", a, b) if cx.out_spec().dtype == "bool" else a - b
     return x
+
+
+@rule("torch.gradient")
+def _gradient(cx, x, *, spacing=1, dim=None, edge_order=1):
+    """Central differences inside, one-sided ones (first or second order) at the two ends,
+    by slices whose bounds are constants: any length along the axis (>= edge_order + 1,
+    as torch requires). Coordinate tensors as spacing go through PyTorch's decomposition."""
+    rank = arg_rank(cx)
+    dims = list(range(rank)) if dim is None else [d % rank for d in as_list(dim)]
+    hs = list(spacing) if isinstance(spacing, list | tuple) else [spacing] * len(dims)
+    hs = hs * len(dims) if len(hs) == 1 else hs
+    if any(is_array(h) for h in hs) or edge_order not in (1, 2):
+        from ...decompose import decomposed_rule
+
+        return decomposed_rule(cx, x, spacing=spacing, dim=dim, edge_order=edge_order)
+    x = cast_to(cx, x, cx.out_dtype())
+    return tuple(
+        _gradient_along(cx, x, ax, 1.0 if h is None else float(h), edge_order, rank)
+        for ax, h in zip(dims, hs)
+    )
+
+
+def _gradient_along(cx, x, ax, h, order, rank):
+    t = cx.target
+
+    def sl(a, b):
+        return t.getitem(x, tuple(slice(a, b) if i == ax else slice(None) for i in range(rank)))
+
+    mid = (sl(2, None) - sl(None, -2)) / (2.0 * h)
+    if order == 1:
+        first, last = (sl(1, 2) - sl(0, 1)) / h, (sl(-1, None) - sl(-2, -1)) / h
+    else:
+        first = (sl(0, 1) * -1.5 + sl(1, 2) * 2.0 - sl(2, 3) * 0.5) / h
+        last = (sl(-1, None) * 1.5 - sl(-2, -1) * 2.0 + sl(-3, -2) * 0.5) / h
+    return t.concat([first, mid, last], ax)
 
 
 @rule("torch.logsumexp", "torch.special.logsumexp", method=True)
