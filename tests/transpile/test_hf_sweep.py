@@ -52,3 +52,34 @@ def test_ledger_figures():
     for col in ("tensorflow", "jax"):
         wrong = sorted(a for a, v in LEDGER.items() if v.get(col) == "wrong")
         assert not wrong, f"{col}: silently wrong on {wrong}"
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore")
+def test_funnel_at_a_new_length_answers_right_or_refuses():
+    """FunnelModel builds its relative positions from ``list(range(seq_len))`` in library
+    code: the constants it passes to ``torch.arange`` are the traced length's. The default
+    ``trace_graph`` (``check_sizes="auto"``) must see that (a constant shaped like a size)
+    and pin the length: a new length raises ``GuardFailure`` instead of answering with the
+    traced length's positions (it answered wrongly, max abs err 0.38, before)."""
+    import copy
+
+    import torch
+
+    import ivytrace as ivy
+    from ivytrace_ir import GuardFailure
+
+    case = hf.Case("funnel", "FunnelModel")
+    model = hf.build(case)
+    traced, other = hf.make_inputs(model, 2, 7, 0), hf.make_inputs(model, 3, 11, 1)
+    with torch.no_grad():
+        graph = ivy.trace_graph(model, kwargs=copy.deepcopy(traced))
+        for x in (traced, other):
+            want = model(**copy.deepcopy(x)).last_hidden_state
+            try:
+                got = graph(**copy.deepcopy(x))["last_hidden_state"]
+            except GuardFailure as exc:
+                assert x is other, f"the traced inputs are refused: {exc}"
+                assert "input_ids.shape[1]" in str(exc), str(exc)
+                continue
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)

@@ -68,6 +68,7 @@ from ivytrace_ir import (
     from_numpy,
     to_numpy,
 )
+from ivytrace_ir.opfacts import is_view
 
 __all__ = ["pin_baked_sizes"]
 
@@ -99,7 +100,7 @@ def pin_baked_sizes(
     traces again only where a size handed to Python went unused by the graph (see
     :func:`_unused_size`), ``True`` wherever a size was handed to Python at all.
     """
-    hint = _unused_size if mode == "auto" else _reads_free_sizes
+    hint = _auto_hint if mode == "auto" else _reads_free_sizes
     if not hint(graph) or _writes_state(graph) or _foreign_draws(graph):
         return graph
     pinned = _pinned_dims(graph)
@@ -196,6 +197,64 @@ def _unused_size(g: Graph) -> bool:
     return False
 
 
+def _auto_hint(g: Graph) -> bool:
+    """``"auto"``'s test: :func:`_unused_size` (the user's code) or :func:`_baked_constant`
+    (any code, library code included)."""
+    return _unused_size(g) or _baked_constant(g)
+
+
+_NEAR = (-1, 0, 1)
+
+
+def _baked_constant(g: Graph) -> bool:
+    """Whether an op whose arguments hold no array and no tracked number (a constant the
+    trace will replay as it is: ``torch.arange(7, -7, -1)``, ``torch.tensor([3.5, 3.5])``)
+    made a tensor with a length, or took a number, equal to a free size of an input (n - 1,
+    n, n + 1, 2n, n / 2; n >= 3) -- what a size leaves behind when Python's ``range``, a list
+    or float arithmetic took it without asking ivytrace, in library code too (FunnelModel's
+    ``list(range(seq_len))``). Library code drops the sizes it reads all the time, so an
+    unused size says nothing there; a constant shaped like a size does, and costs one walk
+    over the nodes. Sizes 1 and 2 are left out: every graph holds such constants."""
+    sizes = {
+        s
+        for v in g.inputs
+        if isinstance(v.spec, TensorSpec) and v.spec.shape is not None
+        for s in v.spec.shape
+        if isinstance(s, int) and s >= 3
+    }
+    if not sizes:
+        return False
+    near = {s + k for s in sizes for k in _NEAR} | {2 * s for s in sizes}
+    halves = {s / 2 for s in sizes if s % 2}
+    for n in g.nodes:
+        if n.op == "ivytrace.guard" or _holds_value(n.args) or _holds_value(n.kwargs):
+            continue
+        for o in n.outputs:
+            if isinstance(o.spec, TensorSpec) and o.spec.shape and near & set(o.spec.shape):
+                return True
+        if halves & set(_floats(n.args)):
+            return True
+    return False
+
+
+def _holds_value(a: Any) -> bool:
+    if isinstance(a, Value):
+        return True
+    if isinstance(a, tuple | list):
+        return any(_holds_value(x) for x in a)
+    if isinstance(a, dict):
+        return any(_holds_value(x) for x in a.values())
+    return False
+
+
+def _floats(a: Any) -> Iterator[float]:
+    if isinstance(a, float):
+        yield a
+    elif isinstance(a, tuple | list):
+        for x in a:
+            yield from _floats(x)
+
+
 def _in_library(path: str) -> bool:
     parts = path.replace("\\", "/").split("/")
     return "site-packages" in parts or "dist-packages" in parts
@@ -213,10 +272,16 @@ def _writes_state(g: Graph) -> bool:
             target = n.args[pos] if pos < len(n.args) else None
             while isinstance(target, Value) and target.id in producer:
                 p = producer[target.id]
+                if not (is_view(p.op) or p.op in _NAVIGATION):
+                    break  # a fresh array (empty_like, sort...): writing it is no state
                 target = p.args[0] if p.args else None
             if isinstance(target, Const) or (isinstance(target, Value) and target.id in external):
                 return True
     return False
+
+
+_NAVIGATION = frozenset({"ivytrace.getattr", "ivytrace.getitem"})
+"""Reads of an object's attribute or item: a write through them reaches the object."""
 
 
 def _foreign_draws(g: Graph) -> bool:
