@@ -79,6 +79,17 @@ RESIZED = {
         [R(4, 5)],
         [[R(6, 3)]],
     ),
+    "quantile (reduced length)": (
+        lambda x: torch.quantile(x, 0.3, dim=1),
+        [R(3, 4)],
+        [[R(3, 7)], [R(2, 1)]],
+    ),
+    "sdpa (head size)": (
+        F.scaled_dot_product_attention,
+        [R(1, 2, 3, 4), R(1, 2, 5, 4), R(1, 2, 5, 4)],
+        [[R(2, 2, 3, 8), R(2, 2, 6, 8), R(2, 2, 6, 8)]],
+    ),
+    "pad replicate": (lambda x: F.pad(x, (2, 1), mode="replicate"), [R(1, 2, 4)], [[R(2, 3, 7)]]),
     "combinations with replacement": (
         lambda x: torch.combinations(x, 2, with_replacement=True),
         [R(2)],

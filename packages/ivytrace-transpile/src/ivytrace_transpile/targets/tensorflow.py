@@ -82,6 +82,15 @@ class TensorFlowTarget(Target):
     def ew_scaled_modified_bessel_k1(self, x: Any) -> Any:
         return self._bessel_half_line("bessel_k1e", x, math.inf)
 
+    def ew_digamma(self, x: Any) -> Any:
+        # tensorflow gives nan at +-0; torch -inf at +0, inf at -0
+        tf = self.tf
+        y = tf.math.digamma(x)
+        at_zero = tf.where(
+            self.ew_signbit(x), tf.constant(math.inf, x.dtype), tf.constant(-math.inf, x.dtype)
+        )
+        return tf.where(tf.math.equal(x, 0.0), at_zero, y)
+
     def ew_erfcx(self, x: Any) -> Any:
         # exp(x^2) erfc(x) in float64 below 25 (erfc there is above 1e-275; far below 0 it
         # overflows to inf, as torch's), the asymptotic series above (terms below 1e-10)
@@ -381,9 +390,9 @@ class TensorFlowTarget(Target):
         for ax, (lo, hi) in enumerate(pads):
             if not lo and not hi:
                 continue
-            n = int(x.shape[ax])
+            n = x.shape[ax]  # tracked: the slices follow a new size
 
-            def part(a: int, b: int, x: Any = x, ax: int = ax) -> Any:
+            def part(a: Any, b: Any, x: Any = x, ax: int = ax) -> Any:
                 return x[tuple(slice(a, b) if d == ax else slice(None) for d in range(rank))]
 
             reps = [1] * rank

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._common import arg_rank, back, cast_to, is_array, is_float_dtype, ref_rank, to_last
+from .._common import arg_rank, back, cast_to, is_array, is_float_dtype, ref_rank, size_max, to_last
 from ..registry import rule
 
 __all__: list[str] = []
@@ -194,7 +194,7 @@ def _quantile(cx, x, q, dim=None, keepdim=False, *, interpolation="linear", out=
         xl = t.reshape(x, [-1])
     else:
         xl, _ = to_last(cx, x, dim % rank, rank)
-    n = int(t.shape(xl)[-1])
+    n = t.shape(xl)[-1]  # tracked: a new length is taken (``n * 1.0``, not ``float(n)``)
     nan = t.ew("isnan", xl)
     xs = t.sort(t.where(nan, t.asarray(math.inf, dt), xl), -1)
     valid = t.reduce("sum", cast_to(cx, t.ew("logical_not", nan), dt), -1, True)  # (B..., 1)
@@ -207,11 +207,11 @@ def _quantile(cx, x, q, dim=None, keepdim=False, *, interpolation="linear", out=
         xs = t.broadcast_to(t.expand_dims(xs, 0), [k, *bshape])
         valid = t.expand_dims(valid, 0)
     nanq = "nanquantile" in cx.node.op
-    count = valid if nanq else t.full([], float(n), dt)
+    count = valid if nanq else t.full([], n * 1.0, dt)
     pos = qv * (count - 1.0)
     lo = t.ew("floor", pos)
     hi = t.ew("ceil", pos)
-    clip = t.asarray(float(max(n - 1, 0)), dt)
+    clip = t.asarray(size_max(n - 1, 0) * 1.0, dt)
     zero = t.asarray(0.0, dt)
     ilo = cast_to(cx, t.ew("minimum", t.ew("maximum", lo, zero), clip), "int32")
     ihi = cast_to(cx, t.ew("minimum", t.ew("maximum", hi, zero), clip), "int32")
@@ -236,7 +236,7 @@ def _quantile(cx, x, q, dim=None, keepdim=False, *, interpolation="linear", out=
     if nanq:
         bad = t.ew("equal", valid, zero)
     else:
-        bad = t.ew("less", valid, t.asarray(float(n), dt))
+        bad = t.ew("less", valid, t.asarray(n * 1.0, dt))
     r = t.where(t.broadcast_to(bad, shape_i), t.asarray(math.nan, dt), r)
     xshape = list(t.shape(x))
     if dim is None or rank == 0:

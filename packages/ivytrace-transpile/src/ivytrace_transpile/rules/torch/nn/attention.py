@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from ..._common import arg_rank
 from ...registry import rule
 
@@ -18,8 +16,7 @@ def _sdpa(cx, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=Non
     t = cx.target
     rank = arg_rank(cx)
     if scale is None:
-        (d,) = cx.static_shape(q, [-1])  # the head size sets the scale: guarded
-        scale = 1.0 / math.sqrt(d)
+        scale = t.shape(q)[-1] ** -0.5  # from the tracked head size (1 / sqrt(d))
     if enable_gqa and rank >= 3:
         hq, hk = cx.static_shape(q, [-3]) + cx.static_shape(k, [-3])  # head counts: guarded
         if hq != hk:
