@@ -1,4 +1,4 @@
-"""Bessel functions and the error-function relatives the targets lack
+"""Bessel functions, erfcx, lgamma and digamma where the targets lack them
 (``targets/specfun.py`` on jax and numpy, tensorflow's natives with torch's answers at
 and below 0): translated on one set of points, called at a new shape whose values cover
 0, negative arguments, the series/asymptotic switch (7.5) and large arguments, against
@@ -17,7 +17,8 @@ from ivytrace_transpile.translate import to_target
 _UNARY = [
     "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
     "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-    "modified_bessel_i0", "modified_bessel_i1", "i0e", "i1e", "erfcx", "ndtr",
+    "modified_bessel_i0", "modified_bessel_i1", "i0e", "i1e", "erfcx", "ndtr", "gammaln",
+    "digamma",
 ]  # fmt: skip
 
 

@@ -3,6 +3,7 @@ pooling and per-channel affine maps written channels-last."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .base import native
@@ -41,6 +42,12 @@ class JaxTarget(ArrayNamespaceTarget):
 
         super().__init__(jnp)
         self.array_types = (jax.Array,)
+
+    def ew_digamma(self, x: Any) -> Any:
+        # jax gives nan at +-0; torch -inf at +0, inf at -0
+        xp = self.xp
+        y = native("jax.scipy.special.digamma")(x)
+        return xp.where(x == 0, xp.where(xp.signbit(x), math.inf, -math.inf), y)
 
     def softmax(self, x: Any, axis: Any) -> Any:
         return native("jax.nn.softmax")(x, axis=axis)

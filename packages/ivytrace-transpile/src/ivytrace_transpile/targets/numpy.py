@@ -280,6 +280,12 @@ class NumpyTarget(ArrayNamespaceTarget):
     def ew_erfc(self, x: Any) -> Any:
         return specfun.erfc(self.xp, x)
 
+    def ew_lgamma(self, x: Any) -> Any:
+        return specfun.lgamma(self.xp, x)
+
+    def ew_digamma(self, x: Any) -> Any:
+        return specfun.digamma(self.xp, x)
+
     def ew_i0(self, x: Any) -> Any:
         return specfun.bessel_i(self.xp, x, 0, scaled=False)
 

@@ -22,6 +22,10 @@ Methods:
   the asymptotic expansion above.
 - ``erfc``: Numerical Recipes' Chebyshev fit of ``erfc`` (fractional error below 1.2e-7),
   reflected for negative ``x``; ``erfcx`` from it, and its asymptotic series above 9.
+- ``lgamma`` and ``digamma``: shifted by 12 (a sum of logarithms / reciprocals), then
+  Stirling's series with Bernoulli numbers up to B_16; below 0 the reflection formulas with
+  ``sin(pi x)`` of ``x - round(x)`` (exact). Error / (1 + |f|) below 7e-6 in float32
+  (measured on [-60, 60] and 1e-8..1), 1e-13 in float64.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["bessel_i", "bessel_j", "bessel_k", "bessel_y", "erfc", "erfcx"]
+__all__ = ["bessel_i", "bessel_j", "bessel_k", "bessel_y", "digamma", "erfc", "erfcx", "lgamma"]
 
 _SERIES_TO = 7.5
 """|x| below which J and Y are summed as power series (float32 cancellation stays below
@@ -205,3 +209,62 @@ def erfcx(xp: Any, x: Any) -> Any:
         term = term * (-(2 * k - 1)) * inv
         acc = acc + term
     return xp.where(small, direct, acc / (xl * math.sqrt(math.pi)))
+
+
+_SHIFT = 12
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
+
+
+def _sin_pi(xp: Any, x: Any) -> Any:
+    """sin(pi x) with the period taken out exactly (x - round(x))."""
+    r = x - xp.round(x)
+    s = xp.sin(r * math.pi)
+    odd = xp.round(x) % 2 != 0
+    return xp.where(odd, -s, s)
+
+
+def lgamma(xp: Any, x: Any) -> Any:
+    """log |Gamma(x)|: inf at 0, the negative integers and +-inf (as torch)."""
+    pos = x > 0
+    z = xp.where(pos, x, 1.0 - x)
+    z = xp.where(xp.isfinite(z), z, 1.0)
+    logs = xp.log(z)
+    for k in range(1, _SHIFT):
+        logs = logs + xp.log(z + float(k))
+    w = z + float(_SHIFT)
+    inv, inv2 = 1.0 / w, 1.0 / (w * w)
+    series, term = 0.0, inv
+    for k, b in enumerate(_BERNOULLI, 1):
+        series = series + term * (b / (2 * k * (2 * k - 1)))
+        term = term * inv2
+    above = (w - 0.5) * xp.log(w) - w + 0.5 * math.log(2.0 * math.pi) + series - logs
+    below = math.log(math.pi) - xp.log(xp.abs(_sin_pi(xp, x))) - above
+    r = xp.where(pos, above, below)
+    pole = (x <= 0) & (x == xp.round(x))
+    r = xp.where(pole | xp.isinf(x), math.inf, r)
+    return xp.where(xp.isnan(x), x, r)
+
+
+def digamma(xp: Any, x: Any) -> Any:
+    """psi(x): -inf at +0, inf at -0, nan at the negative integers and -inf (as torch)."""
+    pos = x > 0
+    z = xp.where(pos, x, 1.0 - x)
+    z = xp.where(xp.isfinite(z), z, 1.0)
+    acc = 1.0 / z
+    for k in range(1, _SHIFT):
+        acc = acc + 1.0 / (z + float(k))
+    w = z + float(_SHIFT)
+    inv2 = 1.0 / (w * w)
+    series, term = 0.0, inv2
+    for k, b in enumerate(_BERNOULLI, 1):
+        series = series + term * (b / (2 * k))
+        term = term * inv2
+    above = xp.log(w) - 0.5 / w - series - acc
+    r = x - xp.round(x)
+    cot = xp.sin((0.5 - xp.abs(r)) * math.pi) / xp.sin(r * math.pi)
+    below = above - math.pi * cot
+    out = xp.where(pos, above, below)
+    out = xp.where((x < 0) & (r == 0), math.nan, out)
+    out = xp.where(x == 0, xp.where(xp.signbit(x), math.inf, -math.inf), out)
+    out = xp.where(x == math.inf, math.inf, xp.where(x == -math.inf, math.nan, out))
+    return xp.where(xp.isnan(x), x, out)
