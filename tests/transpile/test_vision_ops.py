@@ -125,3 +125,54 @@ def test_jpeg_refused_by_name():
     img = (torch.rand(3, 8, 8) * 255).to(torch.uint8)
     with pytest.raises(it.TranspileError, match="libjpeg"):
         it.transpile(lambda x: F2.jpeg(x, 75), target="numpy", args=(img,), retrace=False)
+
+
+def _rois(g, k, reach, size):
+    """ROIs (batch index, x1, y1, x2, y2) over two images, some crossing the image edge."""
+    xy = torch.rand(k, 2, generator=g) * reach - 1
+    wh = torch.rand(k, 2, generator=g) * size + 0.2
+    return torch.cat([(torch.arange(k) % 2).float()[:, None], xy, xy + wh], 1)
+
+
+def _roi_cases():
+    pytest.importorskip("torchvision")
+    from torchvision import ops as tv
+
+    return {
+        "roi_align": (3, lambda x, b: tv.roi_align(x, b, 2)),
+        "roi_align_aligned_sr": (
+            3,
+            lambda x, b: tv.roi_align(
+                x, b, (3, 2), spatial_scale=0.5, sampling_ratio=2, aligned=True
+            ),
+        ),
+        "roi_pool": (3, lambda x, b: tv.roi_pool(x, b, (3, 2), spatial_scale=0.7)),
+        "roi_pool_argmax": (3, lambda x, b: torch.ops.torchvision.roi_pool(x, b, 1.0, 2, 2)[1]),
+        "ps_roi_align": (8, lambda x, b: tv.ps_roi_align(x, b, 2)),
+        "ps_roi_pool": (12, lambda x, b: tv.ps_roi_pool(x, b, (2, 3), spatial_scale=0.7)),
+        "ps_channel_mapping": (
+            8,
+            lambda x, b: torch.ops.torchvision.ps_roi_pool(x, b, 1.0, 2, 2)[1],
+        ),
+    }
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "case",
+    ["roi_align", "roi_align_aligned_sr", "roi_pool", "roi_pool_argmax", "ps_roi_align", "ps_roi_pool",
+     "ps_channel_mapping"],
+)  # fmt: skip
+def test_roi_ops_at_new_image_sizes_and_roi_counts(target, case):
+    channels, f = _roi_cases()[case]
+    g = torch.Generator().manual_seed(0)
+    x0, b0 = torch.rand(2, channels, 8, 8, generator=g), _rois(g, 3, 4.0, 3.0)
+    tr = it.transpile(f, target=target, args=(x0, b0), retrace=False)
+    tgt = it.get_target(target)
+    for x, b in (
+        (x0, b0),
+        (torch.rand(2, channels, 10, 12, generator=g), _rois(g, 5, 9.0, 6.0)),
+        (torch.rand(2, channels, 6, 7, generator=g), _rois(g, 4, 8.0, 9.0)),
+    ):
+        got = np.asarray(tr(to_target(x, tgt), to_target(b, tgt)))
+        np.testing.assert_allclose(got, f(x, b).numpy(), atol=1e-6)
