@@ -96,12 +96,12 @@ TINY: dict[str, Any] = {
 _SHRINK_LISTS = {"depths", "hidden_sizes", "num_heads", "embed_dims", "dims"}
 
 
-def tiny_config(config_cls: type) -> Any:
+def tiny_config(config_cls: type, drop: Iterable[str] = ()) -> Any:
     """A config of ``config_cls`` with the tiny values of :data:`TINY` for the parameters
-    its ``__init__`` names, and its per-stage lists (depths, hidden sizes, heads) cut to
-    small values of the same length."""
+    its ``__init__`` names (but those in ``drop``, left at the class's default), and its
+    per-stage lists (depths, hidden sizes, heads) cut to small values of the same length."""
     params = inspect.signature(config_cls.__init__).parameters
-    kw = {k: v for k, v in TINY.items() if k in params}
+    kw = {k: v for k, v in TINY.items() if k in params and k not in drop}
     base = config_cls()
     for name in _SHRINK_LISTS:
         val = getattr(base, name, None) if name in params else None
@@ -190,22 +190,52 @@ def _base_class(model_type: str) -> str | None:
     return c if c is None or isinstance(c, str) else c[0]
 
 
-def build(case: Case) -> Any:
-    """The tiny model of ``case`` in eval mode, seeded."""
+def build(case: Case, probe: Callable[[Any], None] | None = None) -> Any:
+    """The tiny model of ``case`` in eval mode, seeded, on which ``probe`` (a forward on
+    the sweep's inputs) runs.
+
+    The tiny values of :data:`TINY` do not fit every model together (a validator that
+    wants as many key/value heads as heads, a rotary size that must equal the head size,
+    a field typed as a list): where the config, the model or the probe fails, the values
+    are tried again with one of them left at the class's default, in :data:`TINY`'s order,
+    and the first that builds, stays small and runs is kept (deterministic: the same
+    model every run). The first failure is raised when none does."""
     import torch
     import transformers
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
-    config = tiny_config(type(CONFIG_MAPPING[case.model_type]()))
+    config_cls = type(CONFIG_MAPPING[case.model_type]())
     cls = getattr(transformers, case.class_name)
-    with torch.device("meta"):
-        size = sum(p.numel() for p in cls(config).parameters())
-    if size > MAX_PARAMETERS:
-        raise TooBig(f"{size} parameters with the tiny config")
-    torch.manual_seed(0)
-    model = cls(config).eval()
-    _draw_zero_weights(model)
-    return model
+    params = inspect.signature(config_cls.__init__).parameters
+    drops: list[tuple[str, ...]] = [(), *((k,) for k in TINY if k in params)]
+    first: Exception | None = None
+    for drop in drops[: 1 + MAX_RETRIES]:
+        try:
+            config = tiny_config(config_cls, drop)
+            with torch.device("meta"):
+                size = sum(p.numel() for p in cls(config).parameters())
+            if size > MAX_PARAMETERS:
+                raise TooBig(f"{size} parameters with the tiny config")
+            torch.manual_seed(0)
+            model = cls(config).eval()
+            _draw_zero_weights(model)
+            if probe is not None:
+                probe(model)
+            return model
+        except (ImportError, NoInputs) as exc:
+            raise exc
+        except Exception as exc:
+            first = first or exc
+    assert first is not None
+    raise first
+
+
+MAX_RETRIES = 40
+"""At most this many configs with one tiny value left at its default are tried."""
+
+
+class NoInputs(Exception):
+    """The model takes none of the inputs the sweep makes."""
 
 
 def _draw_zero_weights(model: Any) -> None:
@@ -345,7 +375,6 @@ def _output(res: Any) -> Any:
 def run_case(case: Case, columns: Iterable[str] = COLUMNS) -> dict[str, Any]:
     """{column: verdict entry} for one architecture (plus ``built``: False and ``why``
     when its tiny model cannot be built or run in torch)."""
-    import torch
 
     import ivytrace as ivy
     import ivytrace_transpile as it
@@ -359,27 +388,15 @@ def run_case(case: Case, columns: Iterable[str] = COLUMNS) -> dict[str, Any]:
     t0 = time.perf_counter()
     try:
         with ops._deadline(CASE_SECONDS):
-            model = build(case)
-            shapes = [(2, 7, 0), (3, 11, 1)]
             head = case.class_name != _base_class(case.model_type)
-            inputs = [make_inputs(model, b, s, seed, head) for b, s, seed in shapes]
-            if inputs[0] is None:
-                record["why"] = "takes no input_ids, pixel_values or audio"
-                return record
-            with torch.no_grad():
-                try:
-                    refs = [_output(model(**copy.deepcopy(x))) for x in inputs]
-                except Exception:
-                    if "pixel_values" not in inspect.signature(model.forward).parameters:
-                        raise
-                    # a text-image model (CLIP-like) wants both: add the image
-                    inputs = [
-                        {**x, **_pixels(model, len(x["input_ids"]), i)}
-                        for i, x in enumerate(inputs)
-                    ]
-                    refs = [_output(model(**copy.deepcopy(x))) for x in inputs]
+            ran: dict[str, Any] = {}
+            model = build(case, lambda m: ran.update(_reference(m, head)))
+            inputs, refs = ran["inputs"], ran["refs"]
     except ops._Timeout:
         record["why"] = "timeout building"
+        return record
+    except NoInputs:
+        record["why"] = "takes no input_ids, pixel_values or audio"
         return record
     except Exception as exc:
         record["why"] = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
@@ -393,6 +410,27 @@ def run_case(case: Case, columns: Iterable[str] = COLUMNS) -> dict[str, Any]:
         record[f"{col}_detail"] = detail[:400]
         record[f"{col}_seconds"] = round(time.perf_counter() - t1, 2)
     return record
+
+
+def _reference(model: Any, head: bool) -> dict[str, Any]:
+    """The sweep's inputs for ``model`` at the traced and the new shape, and torch's
+    outputs on them."""
+    import torch
+
+    shapes = [(2, 7, 0), (3, 11, 1)]
+    inputs = [make_inputs(model, b, s, seed, head) for b, s, seed in shapes]
+    if inputs[0] is None:
+        raise NoInputs
+    with torch.no_grad():
+        try:
+            refs = [_output(model(**copy.deepcopy(x))) for x in inputs]
+        except Exception:
+            if "pixel_values" not in inspect.signature(model.forward).parameters:
+                raise
+            # a text-image model (CLIP-like) wants both: add the image
+            inputs = [{**x, **_pixels(model, len(x["input_ids"]), i)} for i, x in enumerate(inputs)]
+            refs = [_output(model(**copy.deepcopy(x))) for x in inputs]
+    return {"inputs": inputs, "refs": refs}
 
 
 def _judge(model, col, inputs, refs, ivy, ops) -> tuple[str, str]:
