@@ -47,7 +47,6 @@ from .api import TranslatedCallable
 from .errors import TranspileError
 from .outputs import (
     DEFAULT_OUTPUT_DIR,
-    KNOWN_LAYOUTS,
     PackageFiles,
     as_numpy,
     render_package,
@@ -313,15 +312,11 @@ def _render(
                 f"({type(exc).__name__}: {exc}); pass stand_in= to say which axes of which "
                 "weights hold that width"
             ) from exc
-        # the layouts by value, on the stand-ins (random: one axis order fits each)
-        layouts = weight_layouts(module, {k: as_numpy(v) for k, v in tc.translation.params.items()})
+    # the layouts the translation recorded (fold_params), which need no values
+    params = {k: as_numpy(v) for k, v in tc.translation.params.items()}
+    layouts = weight_layouts(module, params, tc.translation.folds)
     tc.real_weights = _real_shaped(module, tc.translation.params, layouts)
-    token = KNOWN_LAYOUTS.set(layouts)
-    try:
-        files = render_package(tc, name or None)
-    finally:
-        KNOWN_LAYOUTS.reset(token)
-    return files, tc.translation
+    return render_package(tc, name or None), tc.translation
 
 
 def transpile_meta(

@@ -28,7 +28,6 @@ import inspect
 import itertools
 import os
 from collections.abc import Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +44,7 @@ from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef, to_numpy
 from ivytrace_ir.archive import file_mode
 
 from .errors import TranspileError
+from .folding import Fold
 from .modulegen import ModuleJob, render_modules, snake_case
 
 __all__ = [
@@ -281,7 +281,7 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     arrays, trainable = _state(translated) if is_module else ({}, {})
     graph = standalone_graph(tr.graph, tr.params, translated._fn, is_module)
     if is_module:
-        layouts = weight_layouts(translated._fn, arrays)
+        layouts = weight_layouts(translated._fn, arrays, tr.folds)
         args_tree, kw_tree = graph.in_tree.children
         mods = render_modules(
             ModuleJob(
@@ -362,35 +362,31 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     return PackageFiles(pkg, texts, files)
 
 
-KNOWN_LAYOUTS: ContextVar[Mapping[str, tuple[str, Any]] | None] = ContextVar(
-    "ivytrace_known_layouts", default=None
-)
-"""While a package is rendered for a module on the meta device (``meta.py``): the layouts
-found on stand-in weights, by key (a meta tensor has no values to compare). Context-local."""
-
-
-def weight_layouts(module: Any, arrays: dict[str, np.ndarray]) -> dict[str, tuple[str, Any]]:
+def weight_layouts(
+    module: Any, arrays: dict[str, np.ndarray], folds: Mapping[str, Fold]
+) -> dict[str, tuple[str, Any]]:
     """How each stored weight differs from torch's array of the same key: ``("transpose",
-        axes)``, ``("reshape", shape)``, or ``("unknown", None)`` where several axis orders give
-        the same values (a weight of equal entries) or none does. Weights stored as torch holds
-        them are left out. Found by comparing values: the translation folded the rearrangement
-        into the weight (``fold_params``) without recording it; for a tensor on the meta device,
-        taken from :data:`KNOWN_LAYOUTS`. Where several orders move the same data (they differ
-    only in where size-1 axes go: a 1x1 kernel) the one other weights use is recorded. Two entries that are no key are for ``convert.py``:
-        ``"__dtypes__"`` (every weight's stored dtype) and ``"__not_saved__"`` (the buffers torch
-        leaves out of checkpoints, non-persistent: the package's own values are used)."""
+    axes)``, ``("reshape", shape)``, or ``("unknown", None)`` where no axis order or reshape
+    gives it. Read from what the translation did to the weight (``folds``:
+    ``Translation.folds``, from ``fold_params``); weights it did not rearrange are stored as
+    torch holds them and left out. Where several orders move the same data (they differ
+    only in where size-1 axes go: a 1x1 kernel) the one other weights use is recorded. Two
+    entries that are no key are for ``convert.py``: ``"__dtypes__"`` (every weight's stored
+    dtype) and ``"__not_saved__"`` (the buffers torch leaves out of checkpoints,
+    non-persistent: the package's own values are used)."""
     state = module.state_dict()
-    known = KNOWN_LAYOUTS.get() or {}
     out: dict[str, tuple[str, Any]] = {}
     pending: dict[str, list[tuple[int, ...]]] = {}
-    for key, stored in arrays.items():
-        if key not in state:
+    for key in arrays:
+        if key not in state or key not in folds:
             continue
-        if getattr(state[key], "is_meta", False):
-            if key in known:
-                out[key] = known[key]
+        fold = folds[key]
+        if any(kind == "unknown" for kind, _ in fold.steps):
+            out[key] = ("unknown", None)
             continue
-        t = as_numpy(state[key].detach())
+        # the rearrangement followed on the elements' positions (each element its own value)
+        t = np.arange(int(np.prod(fold.shape)), dtype=np.int64).reshape(fold.shape)
+        stored = fold.apply(t)
         if t.shape == stored.shape and np.array_equal(t, stored):
             continue
         axes = [

@@ -47,7 +47,7 @@ from .binding import bind
 from .context import Rule, RuleContext
 from .decompose import decomposition_gap, needs_decomposition, with_decompositions
 from .errors import NodeCheck, TranspileError, UnsupportedOpsError
-from .folding import fold_params, stager
+from .folding import Fold, fold_params, stager
 from .reference import (
     compare_output,
     node_checks,
@@ -97,6 +97,9 @@ class Translation:
     module_args: dict[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict, repr=False)
     """Module call -> the array arguments it was called with in the source trace, (name,
     spec) (``TraceResult.module_args``): names for the written classes' parameters."""
+    folds: dict[str, Fold] = field(default_factory=dict, repr=False)
+    """``state_dict`` key -> how the weight is stored rearranged (``folding.fold_params``);
+    a weight not listed is stored as the source framework holds it."""
 
 
 def _missing_rules(
@@ -219,14 +222,16 @@ def translate_graph(
         bad = next((c for c in checks if not c.ok), None)
         if bad is not None:
             raise validation_error(bad, target)
-    clean, params = _cleaned(res.graph.replace(out_tree=graph.out_tree), res.drawn, params, target)
+    clean, params, folds = _cleaned(
+        res.graph.replace(out_tree=graph.out_tree), res.drawn, params, target
+    )
     output = unflatten(graph.out_tree, list(res.output))
-    return Translation(clean, params, graph, checks, target, output)
+    return Translation(clean, params, graph, checks, target, output, folds=folds)
 
 
 def _cleaned(
     graph: Graph, drawn: Any, params: dict[str, Any], target: str
-) -> tuple[Graph, dict[str, Any]]:
+) -> tuple[Graph, dict[str, Any], dict[str, Fold]]:
     """The recorded translation through the default passes, the layout pass (for the
     targets whose rules write channels-last regions) and the weight folding."""
     passes = default_pipeline(
