@@ -340,3 +340,56 @@ def _corrcoef(cx, x):
     c = c / t.expand_dims(d, 1) / t.expand_dims(d, 0)
     dt = cx.out_dtype()
     return t.ew("minimum", t.ew("maximum", c, t.asarray(-1, dt)), t.asarray(1, dt))
+
+
+_SEGMENT_EMPTY = {"sum": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf, "mean": math.nan}
+"""What a segment with no element holds (no ``initial``)."""
+
+
+@rule("torch.segment_reduce")
+def _segment_reduce(cx, data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                    unsafe=False, initial=None):  # fmt: skip
+    """Reduce ``data`` along ``axis`` over consecutive segments given by ``lengths`` or
+    ``offsets`` (batched over the axes before ``axis``): each element's membership is a
+    (..., N, S) mask from the segments' start and end, so every size stays tracked. An
+    ``initial`` joins every segment (torch: mean is then (sum + initial) / count, and an
+    empty segment holds ``initial``)."""
+    if indices is not None or (lengths is None) == (offsets is None):
+        raise NotImplementedError("segment_reduce with indices=, or without lengths/offsets")
+    t, dt = cx.target, cx.out_dtype()
+    rank = arg_rank(cx)
+    axis = axis % rank
+    data = cast_to(cx, data, dt)
+    if lengths is not None:
+        lengths = cast_to(cx, lengths, "int64")
+        ends = t.cumsum(lengths, axis)
+        starts = ends - lengths
+    else:
+        offsets = cast_to(cx, offsets, "int64")
+        starts = t.getitem(offsets, (Ellipsis, slice(None, -1)))
+        ends = t.getitem(offsets, (Ellipsis, slice(1, None)))
+    idx = t.expand_dims(t.arange(0, t.shape(data)[axis], 1, "int64"), 1)  # (N, 1)
+    starts, ends = t.expand_dims(starts, axis), t.expand_dims(ends, axis)  # (..., 1, S)
+    hit = t.ew("logical_and", t.ew("greater_equal", idx, starts), t.ew("less", idx, ends))
+    rest = rank - axis - 1
+    hit = t.reshape(hit, [*t.shape(hit), *([1] * rest)])  # (..., N, S, 1...)
+    spread_data = t.expand_dims(data, axis + 1)  # (..., N, 1, rest...)
+    count = t.reduce("sum", t.cast(hit, dt), axis)
+    kind = "sum" if reduce == "mean" else reduce
+    fill = {"sum": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}[kind]
+    out = t.reduce(kind, t.where(hit, spread_data, t.asarray(fill, dt)), axis)
+    empty = t.ew("equal", count, t.asarray(0, dt))
+    if initial is not None:
+        init = t.asarray(initial, dt)
+        if kind == "sum":
+            out = out + init
+        elif kind == "prod":
+            out = out * init
+        else:
+            out = t.ew("maximum" if kind == "max" else "minimum", out, init)
+        if reduce == "mean":
+            out = t.where(empty, init, out / t.where(empty, t.asarray(1, dt), count))
+        return out
+    if reduce == "mean":
+        out = out / count
+    return t.where(empty, t.asarray(_SEGMENT_EMPTY[reduce], dt), out)

@@ -175,6 +175,28 @@ def _native_batch_norm(cx, x, weight, bias, running_mean, running_var, training,
     return (y, *saved)
 
 
+@rule("torch._native_batch_norm_legit", "torch._native_batch_norm_legit_no_training")
+def _native_batch_norm_legit(cx, x, weight, bias, *rest):
+    """``native_batch_norm``'s newer spellings: (x, weight, bias, running_mean, running_var,
+    training, momentum, eps), or without the running statistics (x, weight, bias,
+    training, momentum, eps); ``_no_training`` has no ``training`` argument. The saved
+    statistics are empty when the running ones are used."""
+    if cx.node.op.endswith("_no_training"):
+        rm, rv, momentum, eps = rest
+        return _native_batch_norm(cx, x, weight, bias, rm, rv, False, momentum, eps)
+    if len(rest) == 3:
+        training, momentum, eps = rest
+        return _native_batch_norm(cx, x, weight, bias, None, None, training, momentum, eps)
+    return _native_batch_norm(cx, x, weight, bias, *rest)
+
+
+@rule("torch.ops.aten._batch_norm_with_update")
+def _batch_norm_with_update(cx, x, weight, bias, running_mean, running_var, momentum, eps):
+    """Training batch norm: (y, saved mean, saved 1/std, an empty reserve)."""
+    y, mean, invstd = _native_batch_norm(cx, x, weight, bias, None, None, True, momentum, eps)
+    return y, mean, invstd, cx.target.full([0], 0, "uint8")
+
+
 @rule("torch.native_group_norm")
 def _native_group_norm(cx, x, weight, bias, n, c, hxw, group, eps):
     """(y, mean, 1/std) per (sample, group), from the tracked sizes (the size arguments
