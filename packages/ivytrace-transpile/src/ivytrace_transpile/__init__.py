@@ -18,6 +18,7 @@ from .errors import (
 )
 from .layout import LAYOUT_RULES, count_transposes, optimize_transposes
 from .rules import TORCH_RULES, RuleTable, rules_for
+from .specialize import RetraceLimitError, RetraceWarning
 from .targets import TARGETS, Target, get_target
 from .translate import Translation, translate_graph
 
@@ -26,6 +27,8 @@ __all__ = [
     "TARGETS",
     "TORCH_RULES",
     "NodeCheck",
+    "RetraceLimitError",
+    "RetraceWarning",
     "RuleContext",
     "RuleTable",
     "Target",
