@@ -278,3 +278,82 @@ def _chebyshev(cx, x, n, *, out=None):
     if "shifted" in op:
         x = arr(cx, x, cx.out_dtype()) * 2.0 - 1.0
     return _chebyshev_family(cx, x, n, _FIRST[op[-1]])
+
+
+def _degree_bound(cx, n) -> int:
+    """How far a tensor degree's recurrence is unrolled: the example's largest degree rounded
+    up to a power of two (at least 8). A call with a larger degree is refused by the guard
+    the rule places on it (the traced graph does not hold; a lazy translation retraces)."""
+    ref = cx.ref_args[1] if len(cx.ref_args) > 1 else None
+    top = int(ref.max()) if hasattr(ref, "max") and ref.numel() else 0
+    k = 8
+    while k < top:
+        k *= 2
+    return k
+
+
+def _by_recurrence(cx, x, n, first, step, limit=None):
+    """P_n(x) of a three-term recurrence: P_0 = 1, P_1 = ``first(x)``, P_(k+1) =
+    ``step(k, x, P_k, P_(k-1))``, torch's way: the degree truncated toward 0, 0 for a
+    negative one, nan above ``limit``. A Python degree is unrolled to itself; a tensor of
+    degrees to :func:`_degree_bound`, each element picking its own term."""
+    t, dt = cx.target, cx.out_dtype()
+    x = arr(cx, x, dt)
+    one = t.asarray(1, dt)
+    if not is_array(n):
+        n = int(n)
+        if n < 0 or (limit is not None and n > limit):
+            return t.full(t.shape(x), 0.0 if n < 0 else math.nan, dt)
+        p_prev, p = t.full(t.shape(x), 1, dt), first(x)
+        for k in range(1, n):
+            p_prev, p = p, step(k, x, p, p_prev)
+        return p_prev if n == 0 else p
+    idt = "int64"
+    nk = cast_to(cx, n, idt)
+    bound = _degree_bound(cx, n)
+    if limit is not None:
+        bound = min(bound, limit)
+    if limit is None or bound < limit:
+        bool(t.reduce("all", t.ew("less_equal", nk, t.asarray(bound, idt))))  # guarded
+    p_prev, p = t.full(t.shape(x), 1, dt), first(x)
+    zero = t.asarray(0, dt)
+    out = t.where(t.ew("equal", nk, t.asarray(0, idt)), one, zero)
+    out = t.where(t.ew("equal", nk, t.asarray(1, idt)), p, out)
+    for k in range(1, bound):
+        p_prev, p = p, step(k, x, p, p_prev)
+        out = t.where(t.ew("equal", nk, t.asarray(k + 1, idt)), p, out)
+    if limit is not None:
+        out = t.where(t.ew("greater", nk, t.asarray(limit, idt)), t.asarray(math.nan, dt), out)
+    return t.where(t.ew("less", nk, t.asarray(0, idt)), zero, out)
+
+
+@rule("torch.special.hermite_polynomial_he")
+def _hermite_he(cx, x, n, *, out=None):
+    """The probabilists' Hermite polynomial: He_(k+1) = x He_k - k He_(k-1); nan above
+    degree 128 (512 in float64), as torch."""
+    limit = 128 if cx.out_dtype() in ("float32", "float16", "bfloat16") else 512
+    return _by_recurrence(cx, x, n, lambda x: x, lambda k, x, p, q: x * p - float(k) * q, limit)
+
+
+@rule("torch.special.laguerre_polynomial_l")
+def _laguerre(cx, x, n, *, out=None):
+    """L_(k+1) = ((2k + 1 - x) L_k - k L_(k-1)) / (k + 1)."""
+    return _by_recurrence(
+        cx,
+        x,
+        n,
+        lambda x: 1.0 - x,
+        lambda k, x, p, q: ((2.0 * k + (1.0 - x)) * p - float(k) * q) / float(k + 1),
+    )
+
+
+@rule("torch.special.legendre_polynomial_p")
+def _legendre(cx, x, n, *, out=None):
+    """P_(k+1) = ((2k + 1) x P_k - k P_(k-1)) / (k + 1)."""
+    return _by_recurrence(
+        cx,
+        x,
+        n,
+        lambda x: x,
+        lambda k, x, p, q: (float(2 * k + 1) * x * p - float(k) * q) / float(k + 1),
+    )
