@@ -167,6 +167,9 @@ def binary(name: str, *, compare: bool = False, swap: bool = False) -> Callable[
         if alpha is not None and alpha != 1:
             b = b * alpha
         if name == "divide" and rounding_mode is not None:
+            # a Python number (a tracked size: torch.div(seq_len, w, rounding_mode=...))
+            # has no astype: made an array of the result's dtype first
+            a, b = (v if is_array(v) else cx.target.asarray(v, dt) for v in (a, b))
             q = cx.target.ew(
                 "divide",
                 cast_to(cx, a, "float32") if not dt.startswith("float") else a,
