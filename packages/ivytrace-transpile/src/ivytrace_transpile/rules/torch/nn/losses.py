@@ -111,13 +111,14 @@ def _linear_cross_entropy(cx, x, linear_weight, target, *, linear_bias=None, wei
     t = cx.target
     ref_x, ref_w = cx.ref_args[0], cx.ref_args[1]
     ref_t = cx.ref_args[2] if len(cx.ref_args) > 2 else cx.ref_kwargs["target"]
-    classes = list(ref_w.shape[:-1])  # C, *out_features: the weight's sizes
-    w2 = t.reshape(linear_weight, [-1, ref_w.shape[-1]])
+    ws = t.shape(linear_weight)  # tracked: C, *out_features, in_features
+    classes = list(ws[:-1])
+    w2 = t.reshape(linear_weight, [-1, ws[-1]])
     logits = t.matmul(x, t.transpose(w2, [1, 0]))
     if linear_bias is not None:
         logits = logits + t.reshape(linear_bias, [-1])
     logits = t.reshape(logits, [*t.shape(x)[:-1], *classes])
-    ref_logits = torch.empty([*ref_x.shape[:-1], *classes], dtype=ref_x.dtype)  # rank, dtype
+    ref_logits = torch.empty([*ref_x.shape[:-1], *ref_w.shape[:-1]], dtype=ref_x.dtype)
     inner = dataclasses.replace(cx, ref_args=(ref_logits, ref_t), ref_kwargs={})
     return _cross_entropy(inner, logits, target, weight, None,
                           -100 if ignore_index is None else ignore_index, None, reduction,
