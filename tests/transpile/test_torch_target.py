@@ -120,7 +120,14 @@ PRIMITIVES = {
         [_rand(3, 4) > 0],
     ),
     "arg": (
-        lambda t, x: (t.argmax(x), t.argmax(x, 1, True), t.argmin(x, 0), t.argmin(x, None, True)),
+        lambda t, x: (
+            t.argmax(x),
+            t.argmax(x, 1, True),
+            t.argmin(x, 0),
+            t.argmin(x, None, True),
+            t.argmax(x > 0.5, 1),  # bools: first True (torch.argmax takes no bools)
+            t.argmin(x > 0.5),
+        ),
         [_rand(3, 4)],
     ),
     "sort": (
@@ -244,7 +251,7 @@ def test_the_written_code_names_torch_functions_as_torch_code_does():
         jax_block, source="jax", target="torch", args=(jnp.asarray(X), jnp.asarray(W))
     )
     code = tn.source_code
-    for name in ("torch.matmul", "torch.cat", "torch.amax", "torch.argmax", "torch.where"):
+    for name in ("torch.matmul", "torch.cat", "torch.amax", "torch.max", "torch.where"):
         assert name in code, name
     assert "dim=" in code and "keepdim=" in code, "torch's argument names, not numpy's"
     assert "jax" not in code.replace("jax_block", "")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any
 
 from .base import Target
@@ -19,10 +20,11 @@ _NEEDS_TENSORS = frozenset(
 """Binary primitives whose torch function takes tensors only (``torch.maximum(x, 0.0)``
 fails): a Python number operand is made a 0-d tensor, which torch promotes as a number."""
 
-_FFT_KEYWORDS = {"axis": "dim", "axes": "dim"}
+_FFT_KEYWORDS = MappingProxyType({"axis": "dim", "axes": "dim"})
 """numpy.fft's keyword names -> torch.fft's (the positions agree)."""
 
-_REDUCE_MAX_MIN = {"max": "amax", "min": "amin"}
+_REDUCE_MAX_MIN = MappingProxyType({"max": "amax", "min": "amin"})
+_SCATTER_REDUCE = MappingProxyType({"sum": "sum", "prod": "prod", "max": "amax", "min": "amin"})
 
 
 def _axes(axis: Any) -> Any:
@@ -57,9 +59,6 @@ class TorchTarget(Target):
             return getattr(self.torch, dtype)
         except AttributeError:
             raise NotImplementedError(f"torch has no dtype {dtype!r}") from None
-
-    def _is_bool(self, x: Any) -> bool:
-        return x.dtype == self.torch.bool
 
     def _tensor(self, value: Any) -> Any:
         """A Python number as a 0-d tensor (torch promotes a 0-d tensor as it promotes a
@@ -146,18 +145,14 @@ class TorchTarget(Target):
     def split(self, x: Any, sizes: Sequence[Any], axis: int) -> list[Any]:
         return list(self.torch.split(x, list(sizes), dim=axis))
 
-    def _index(self, idx: Any) -> Any:
-        """An integer index array as torch's indexing takes it (int64)."""
-        return idx if idx.dtype == self.torch.int64 else idx.long()
-
     def take(self, x: Any, idx: Any, axis: int) -> Any:
         """``x[:, ..., idx]`` with ``idx`` at ``axis``: numpy's ``take`` (any index shape,
         negative indices from the end)."""
         axis %= len(x.shape)
-        return x[(slice(None),) * axis + (self._index(idx),)]
+        return x[(slice(None),) * axis + (idx,)]
 
     def take_along_axis(self, x: Any, idx: Any, axis: int) -> Any:
-        return self.torch.take_along_dim(x, self._index(idx), dim=axis)
+        return self.torch.take_along_dim(x, idx, dim=axis)
 
     def where(self, cond: Any, a: Any, b: Any) -> Any:
         return self.torch.where(cond, a, b)
@@ -169,7 +164,7 @@ class TorchTarget(Target):
         return self.torch.masked_select(x, mask)
 
     def index_update(self, x: Any, pos: Any, values: Any) -> Any:
-        return self.torch.index_put(x, (self._index(pos),), values)
+        return self.torch.index_put(x, (pos,), values)
 
     def pad(
         self, x: Any, pads: Sequence[tuple[Any, Any]], mode: str = "constant", value: Any = 0
@@ -235,18 +230,18 @@ class TorchTarget(Target):
         return fn(x, dim=tuple(range(rank)) if axis is None else axis, keepdim=keepdims)
 
     def _arg(self, fn: Any, x: Any, axis: Any, keepdims: bool) -> Any:
-        if self._is_bool(x):  # torch has no argmax of bools
-            x = x.to(self.torch.uint8)
+        """The first index of the extreme as ``torch.max(x, dim).indices`` (first among
+        ties, as numpy; unlike ``torch.argmax`` it takes bools too, and no dtype is read)."""
         if axis is None:
-            r = fn(x)
+            r = fn(self.torch.reshape(x, (-1,)), dim=0).indices
             return self.torch.reshape(r, (1,) * len(x.shape)) if keepdims else r
-        return fn(x, dim=axis, keepdim=keepdims)
+        return fn(x, dim=axis, keepdim=keepdims).indices
 
     def argmax(self, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-        return self._arg(self.torch.argmax, x, axis, keepdims)
+        return self._arg(self.torch.max, x, axis, keepdims)
 
     def argmin(self, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-        return self._arg(self.torch.argmin, x, axis, keepdims)
+        return self._arg(self.torch.min, x, axis, keepdims)
 
     def sort(self, x: Any, axis: int, descending: bool = False) -> Any:
         return self.torch.sort(x, dim=axis, descending=descending, stable=True).values
@@ -273,9 +268,8 @@ class TorchTarget(Target):
             fill = -math.inf if kind == "max" else math.inf
         rest = self.shape(data)[1:]
         out = torch.full((num, *rest), fill, dtype=self.dtype(dtype))
-        idx = self._index(ids).reshape(-1, *([1] * len(rest))).expand(data.shape)
-        how = {"sum": "sum", "prod": "prod", "max": "amax", "min": "amin"}[kind]
-        return torch.scatter_reduce(out, 0, idx, data, how, include_self=True)
+        idx = torch.reshape(ids, (-1, *([1] * len(rest)))).expand(tuple(self.shape(data)))
+        return torch.scatter_reduce(out, 0, idx, data, _SCATTER_REDUCE[kind], include_self=True)
 
     # ---- linear algebra and FFTs ---------------------------------------------------
     def matmul(self, a: Any, b: Any) -> Any:
@@ -349,6 +343,6 @@ class TorchTarget(Target):
             fn = getattr(self.F, f"avg_pool{nd}d")
             return fn(x, kernel, stride, padding, count_include_pad=True) * math.prod(kernel)
         channels = self.shape(x)[1]
-        ones = self.torch.ones((channels, 1, *kernel), dtype=x.dtype)
+        ones = x.new_ones((channels, 1, *kernel))  # of x's dtype, read by torch, not here
         fn = getattr(self.F, f"conv{nd}d")
         return fn(x, ones, None, stride, padding, dilation, channels)
