@@ -408,15 +408,6 @@ class _Builder:
         node = step.node
         name = _base_name(node.op)
         pspec = self.spec[step.parent]
-        meta = NodeMeta(source=writer.meta.source, scope=writer.meta.scope)
-
-        def emit(op: str, args: tuple, kwargs: tuple = (), mutates: tuple[int, ...] = ()) -> Value:
-            out = self.new_value(pspec)
-            self.spec[out.id] = pspec
-            m = dataclasses.replace(meta, mutates=mutates, effect=bool(mutates))
-            self.nodes.append(Node(op, args, kwargs, (out,), meta=m))
-            return out
-
         vspec = node.outputs[step.out_pos].spec
         if step.out_pos < 0 or name in _IDENTITIES or node.op in _STRUCTURAL_READS:
             return child
@@ -426,66 +417,108 @@ class _Builder:
             and vspec.dtype != pspec.dtype
         ):
             raise _Refused(f"{node.op}{_where(node)} reinterprets {pspec.dtype} as {vspec.dtype}")
-        a = node.args
-        kw = dict(node.kwargs)
-
-        def arg(pos: int, name: str, default: Any = None) -> Any:
-            return a[pos] if len(a) > pos else kw.get(name, default)
-
         rank = len(pspec.shape) if isinstance(pspec, TensorSpec) else None
-        if name == "__getitem__":
-            return emit("torch.Tensor.__setitem__", (parent, a[1], child), mutates=(0,))
-        if name in _RESHAPES:
-            return emit("torch.Tensor.reshape_as", (child, parent))
-        if name in ("permute", "permute_copy"):
-            dims = (
-                a[1:] if len(a) > 2 or (len(a) == 2 and isinstance(a[1], int)) else arg(1, "dims")
-            )
-            dims = [d % rank for d in dims]
-            inv = [0] * len(dims)
-            for i, d in enumerate(dims):
-                inv[d] = i
-            return emit("torch.Tensor.permute", (child, tuple(inv)))
-        if name in _TRANSPOSES:
-            return emit("torch.Tensor.transpose", (child, arg(1, "dim0"), arg(2, "dim1")))
-        if name in ("t", "t_"):
-            return emit("torch.Tensor.t", (child,))
-        if name in ("T", "mT") or (name in ("H", "mH", "adjoint") and "complex" not in pspec.dtype):
-            if name in ("T", "H"):
-                return emit("torch.Tensor.permute", (child, tuple(range(rank))[::-1]))
-            return emit("torch.Tensor.transpose", (child, -2, -1))
-        if name in ("movedim", "moveaxis"):
-            return emit("torch.Tensor.movedim", (child, arg(2, "destination"), arg(1, "source")))
-        if name == "select":
-            return emit("torch.select_scatter", (parent, child, arg(1, "dim"), arg(2, "index")))
-        if name == "unbind":
-            return emit("torch.select_scatter", (parent, child, arg(1, "dim", 0), step.out_pos))
-        if name == "diagonal":
-            return emit(
-                "torch.diagonal_scatter",
-                (parent, child, arg(1, "offset", 0), arg(2, "dim1", 0), arg(3, "dim2", 1)),
-            )
-        if name == "narrow":
-            dim, start, length = arg(1, "dim"), arg(2, "start"), arg(3, "length")
-            if isinstance(start, int) and isinstance(length, int) and rank:
-                stop = start + length
-                key = (slice(None),) * (dim % rank) + (
-                    slice(start, None if start < 0 and stop == 0 else stop),
+        call = _inverse_view(name, node, rank, pspec, parent, child)
+        if call is None:
+            call = _write_into(name, step, rank, vspec, parent, child)
+        if call is None:
+            if name in ("expand", "expand_as", "broadcast_to", "broadcast_tensors"):
+                raise _Refused(
+                    f"{node.op}{_where(node)} repeats elements: a write through it writes each "
+                    "element several times"
                 )
-                return emit("torch.Tensor.__setitem__", (parent, key, child), mutates=(0,))
-        if name in ("split", "chunk", "split_with_sizes", "unsafe_split") and rank:
-            # output k is a slice along dim after the ones before it (their sizes are the
-            # example's: the split rules guard the size they split)
-            ax = arg(2, "dim", 0) % rank
-            off = sum(o.spec.shape[ax] for o in node.outputs[: step.out_pos])
-            key = (slice(None),) * ax + (slice(off, off + vspec.shape[ax]),)
-            return emit("torch.Tensor.__setitem__", (parent, key, child), mutates=(0,))
-        if name in ("expand", "expand_as", "broadcast_to", "broadcast_tensors"):
-            raise _Refused(
-                f"{node.op}{_where(node)} repeats elements: a write through it writes each "
-                "element several times"
+            raise _Refused(f"a write through {node.op}{_where(node)} has no functional form here")
+        op, args, mutates = call
+        out = self.new_value(pspec)
+        self.spec[out.id] = pspec
+        meta = NodeMeta(
+            source=writer.meta.source,
+            scope=writer.meta.scope,
+            mutates=mutates,
+            effect=bool(mutates),
+        )
+        self.nodes.append(Node(op, args, (), (out,), meta=meta))
+        return out
+
+
+_Call = tuple[str, tuple[Any, ...], tuple[int, ...]]
+"""(op, arguments, the positions it writes in place) of a node the functional form adds."""
+
+
+def _arg(node: Node, pos: int, name: str, default: Any = None) -> Any:
+    """Argument ``pos`` (or keyword ``name``) of ``node``'s call."""
+    return node.args[pos] if len(node.args) > pos else dict(node.kwargs).get(name, default)
+
+
+def _inverse_view(
+    name: str, node: Node, rank: int | None, pspec: Any, parent: Any, child: Any
+) -> _Call | None:
+    """``child`` taken back through a view that only rearranges its parent's elements (a
+    reshape, permutation, transpose or movedim): the view's inverse; None for another view."""
+    a = node.args
+    if name in _RESHAPES:
+        return "torch.Tensor.reshape_as", (child, parent), ()
+    if name in ("permute", "permute_copy"):
+        dims = (
+            a[1:]
+            if len(a) > 2 or (len(a) == 2 and isinstance(a[1], int))
+            else _arg(node, 1, "dims")
+        )
+        dims = [d % rank for d in dims]
+        inv = [0] * len(dims)
+        for i, d in enumerate(dims):
+            inv[d] = i
+        return "torch.Tensor.permute", (child, tuple(inv)), ()
+    if name in _TRANSPOSES:
+        return "torch.Tensor.transpose", (child, _arg(node, 1, "dim0"), _arg(node, 2, "dim1")), ()
+    if name in ("t", "t_"):
+        return "torch.Tensor.t", (child,), ()
+    if name in ("T", "mT") or (name in ("H", "mH", "adjoint") and "complex" not in pspec.dtype):
+        if name in ("T", "H"):
+            return "torch.Tensor.permute", (child, tuple(range(rank))[::-1]), ()
+        return "torch.Tensor.transpose", (child, -2, -1), ()
+    if name in ("movedim", "moveaxis"):
+        args = (child, _arg(node, 2, "destination"), _arg(node, 1, "source"))
+        return "torch.Tensor.movedim", args, ()
+    return None
+
+
+def _write_into(
+    name: str, step: _Step, rank: int | None, vspec: Any, parent: Any, child: Any
+) -> _Call | None:
+    """``child`` written into its parent where a view that selects part of it lies
+    (indexing, select, unbind, diagonal, narrow, split): a scatter, or ``__setitem__`` in
+    place; None for another view."""
+    node = step.node
+    if name == "__getitem__":
+        return "torch.Tensor.__setitem__", (parent, node.args[1], child), (0,)
+    if name == "select":
+        return (
+            "torch.select_scatter",
+            (parent, child, _arg(node, 1, "dim"), _arg(node, 2, "index")),
+            (),
+        )
+    if name == "unbind":
+        return "torch.select_scatter", (parent, child, _arg(node, 1, "dim", 0), step.out_pos), ()
+    if name == "diagonal":
+        where = (_arg(node, 1, "offset", 0), _arg(node, 2, "dim1", 0), _arg(node, 3, "dim2", 1))
+        return "torch.diagonal_scatter", (parent, child, *where), ()
+    if name == "narrow":
+        dim, start, length = _arg(node, 1, "dim"), _arg(node, 2, "start"), _arg(node, 3, "length")
+        if isinstance(start, int) and isinstance(length, int) and rank:
+            stop = start + length
+            key = (slice(None),) * (dim % rank) + (
+                slice(start, None if start < 0 and stop == 0 else stop),
             )
-        raise _Refused(f"a write through {node.op}{_where(node)} has no functional form here")
+            return "torch.Tensor.__setitem__", (parent, key, child), (0,)
+    if name in ("split", "chunk", "split_with_sizes", "unsafe_split") and rank:
+        # output k is a slice along dim after the ones before it (their sizes are the
+        # example's: the split rules guard the size they split)
+        ax = _arg(node, 2, "dim", 0) % rank
+        off = sum(o.spec.shape[ax] for o in node.outputs[: step.out_pos])
+        key = (slice(None),) * ax + (slice(off, off + vspec.shape[ax]),)
+        return "torch.Tensor.__setitem__", (parent, key, child), (0,)
+    return None
 
 
 class _Refused(Exception):

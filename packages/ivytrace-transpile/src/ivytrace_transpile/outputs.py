@@ -270,6 +270,82 @@ def _call_text(graph: Graph, skip: int) -> str:
     return ", ".join([*pos, *(f"{k}={k}" for k in kw_tree.keys)])
 
 
+@dataclass
+class _ModelText:
+    """The parts of a package's ``model.py`` and what the package exports."""
+
+    imports: list[str]
+    preamble: list[str]
+    body: list[str]
+    exported: list[str]
+    """The names ``__init__.py`` imports from ``model.py``."""
+    usage: str
+    """The README's example of loading and calling it."""
+    constants: dict[str, Any]
+    """Large constants of the code (``constants.safetensors``)."""
+
+
+def _module_text(
+    translated: Any, graph: Graph, arrays: Any, trainable: Any, layouts: Any
+) -> _ModelText:
+    """``model.py`` of a module: a class (tensorflow) or function (jax, numpy) per torch
+    module class (``modulegen``), and what loads the weights beside it."""
+    tr = translated.translation
+    target = tr.target
+    args_tree, kw_tree = graph.in_tree.children
+    mods = render_modules(
+        ModuleJob(
+            graph,
+            list(tr.params),
+            translated._fn,
+            target,
+            arrays,
+            trainable,
+            TreeDef("tuple", (TreeDef("tuple", args_tree.children[1:]), kw_tree)),
+            graph.arg_names[1:],
+            graph.out_tree,
+            layouts,
+            tr.module_args,
+        )
+    )
+    imports, preamble = _loader(target, True, bool(mods.constants))
+    imports += list(mods.imports)
+    helpers = [h for text in mods.helpers.values() for h in (text, "")]
+    body = [*helpers, mods.definitions]
+    root = mods.root
+    if target == "tensorflow":
+        imports.append("import keras")
+        name_of = "n"
+        if mods.renamed:
+            table = "".join(f"    {k!r}: {v!r},\n" for k, v in sorted(mods.renamed.items()))
+            preamble.append(f"TORCH_NAMES = {{  # Python attribute -> torch's\n{table}}}")
+            name_of = "TORCH_NAMES.get(n, n)"
+        body.append(_KERAS_WEIGHTS.format(name=name_of))
+        exported = [root, "load_weights", "named_weights"]
+        usage = f"layer = {root}(); y = layer({_call_text(graph, 1)})"
+    else:
+        imports.append(IMPORT_ALIASES[_TARGET_MODULE[target]][0])
+        body.append(f"\n\nforward = {root}\n")
+        body.append(_params_loader(target))
+        exported = [root, "forward", "load_params", "state_dict"]
+        usage = f"params = load_params(); y = forward(params, {_call_text(graph, 1)})"
+    return _ModelText(imports, preamble, body, exported, usage, mods.constants)
+
+
+def _function_text(graph: Graph, cls_name: str, source: str, target: str) -> _ModelText:
+    """``model.py`` of a function: ``forward`` alone."""
+    src: StandaloneSource = generate_standalone(
+        graph,
+        DEFAULT_ALLOWLIST,
+        name="forward",
+        doc=f"{cls_name}.forward, translated from {source}.",
+    )
+    imports, preamble = _loader(target, False, bool(src.constants))
+    imports += list(src.imports)
+    usage = f"y = forward({_call_text(graph, 0)})"
+    return _ModelText(imports, preamble, [src.definitions], ["forward"], usage, src.constants)
+
+
 def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     """The files of the package for ``translated`` (a :class:`TranslatedCallable` that has
     been translated), without writing them."""
@@ -282,62 +358,23 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     graph = standalone_graph(tr.graph, tr.params, translated._fn, is_module)
     if is_module:
         layouts = weight_layouts(translated._fn, arrays, tr.folds)
-        args_tree, kw_tree = graph.in_tree.children
-        mods = render_modules(
-            ModuleJob(
-                graph,
-                list(tr.params),
-                translated._fn,
-                target,
-                arrays,
-                trainable,
-                TreeDef("tuple", (TreeDef("tuple", args_tree.children[1:]), kw_tree)),
-                graph.arg_names[1:],
-                graph.out_tree,
-                layouts,
-                tr.module_args,
-            )
-        )
-        constants = mods.constants
-        imports, preamble = _loader(target, True, bool(constants))
-        imports += list(mods.imports)
-        helpers = [h for text in mods.helpers.values() for h in (text, "")]
-        body = [*helpers, mods.definitions]
-        root = mods.root
-        if target == "tensorflow":
-            imports.append("import keras")
-            name_of = "n"
-            if mods.renamed:
-                table = "".join(f"    {k!r}: {v!r},\n" for k, v in sorted(mods.renamed.items()))
-                preamble.append(f"TORCH_NAMES = {{  # Python attribute -> torch's\n{table}}}")
-                name_of = "TORCH_NAMES.get(n, n)"
-            body.append(_KERAS_WEIGHTS.format(name=name_of))
-            exported = [root, "load_weights", "named_weights"]
-            usage = f"layer = {root}(); y = layer({_call_text(graph, 1)})"
-        else:
-            imports.append(IMPORT_ALIASES[_TARGET_MODULE[target]][0])
-            body.append(f"\n\nforward = {root}\n")
-            body.append(_params_loader(target))
-            exported = [root, "forward", "load_params", "state_dict"]
-            usage = f"params = load_params(); y = forward(params, {_call_text(graph, 1)})"
+        model = _module_text(translated, graph, arrays, trainable, layouts)
     else:
-        src: StandaloneSource = generate_standalone(
-            graph,
-            DEFAULT_ALLOWLIST,
-            name="forward",
-            doc=f"{cls_name}.forward, translated from {source}.",
-        )
-        constants = src.constants
-        imports, preamble = _loader(target, False, bool(constants))
-        imports += list(src.imports)
-        body = [src.definitions]
-        exported = ["forward"]
-        usage = f"y = forward({_call_text(graph, 0)})"
+        model = _function_text(graph, cls_name, source, target)
     text = "\n".join(
-        [_header(cls_name, target, source), *sort_imports(imports), "", *preamble, "", "", *body]
+        [
+            _header(cls_name, target, source),
+            *sort_imports(model.imports),
+            "",
+            *model.preamble,
+            "",
+            "",
+            *model.body,
+        ]
     )
     text = text.rstrip("\n") + "\n"
     pkg = name or f"{snake_name(cls_name)}_{target}"
+    exported = model.exported
     init = (
         f'"""{cls_name} translated from {source} to {target} by ivytrace (see README.md)."""\n\n'
         f"from .model import {', '.join(exported)}\n\n"
@@ -346,7 +383,7 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     readme = (
         f"# {pkg}\n\n`{cls_name}` translated from {source} to {target} by ivytrace. "
         f"It needs no {source}.\n\n"
-        f"Load it: `from {pkg} import {', '.join(exported)}; {usage}` "
+        f"Load it: `from {pkg} import {', '.join(exported)}; {model.usage}` "
         "(with the folder that holds this one on `sys.path`).\n"
     )
     texts = {"model.py": text, "__init__.py": init, "README.md": readme}
@@ -357,8 +394,8 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
             "\nA torch checkpoint (safetensors, one shard at a time) in this layout: "
             f"`from {pkg}.convert import from_torch; from_torch(shard, out)`.\n"
         )
-    if constants:
-        files["constants.safetensors"] = {k: as_numpy(v) for k, v in constants.items()}
+    if model.constants:
+        files["constants.safetensors"] = {k: as_numpy(v) for k, v in model.constants.items()}
     return PackageFiles(pkg, texts, files)
 
 
