@@ -1,0 +1,87 @@
+"""Names in the written code: a class name in snake case (:func:`snake_case`), and the
+Python attribute each torch attribute is written as (:class:`Names`)."""
+
+from __future__ import annotations
+
+import re
+
+from ivytrace_compile import sanitize
+
+__all__ = ["Names", "snake_case"]
+
+
+def _word_after_digit(rest: str) -> bool:
+    """Whether the capitals that ``rest`` starts with begin a word after a digit: one
+    capital and lowercase (``2|Model``) or an acronym of two or more (``2|LMHead``), not a
+    suffix letter (``Conv1D``, ``Conv2DTranspose``)."""
+    caps = len(re.match(r"[A-Z]*", rest).group())  # type: ignore[union-attr]
+    lower_next = rest[caps : caps + 1].islower()
+    acronym = caps - 1 if lower_next else caps
+    return (caps == 1 and lower_next) or acronym >= 2
+
+
+def snake_case(name: str) -> str:
+    """A class name in snake case: ``ConvNet`` -> ``conv_net``, ``ReLU`` -> ``relu``,
+    ``Conv1D`` -> ``conv1d``, ``ViTForImageClassification`` ->
+    ``vit_for_image_classification``, ``GPT2Model`` -> ``gpt2_model``. A word starts at a
+    capital after a lowercase run of two or more letters (``Re``+``LU`` stays one word),
+    at a capital followed by lowercase after a capital (the end of an acronym: ``T``|``For``)
+    or after a digit where a word follows (``2``|``Model``, ``2``|``LMHead``; ``1D`` stays)."""
+    out: list[str] = []
+    for i, ch in enumerate(name):
+        if i and ch.isupper():
+            prev, nxt = name[i - 1], name[i + 1] if i + 1 < len(name) else ""
+            run = len(re.search(r"[a-z]*$", name[:i]).group())  # type: ignore[union-attr]
+            if (
+                (prev.islower() and run >= 2)
+                or (prev.isupper() and nxt.islower())
+                or (prev.isdigit() and _word_after_digit(name[i:]))
+            ):
+                out.append("_")
+        out.append(ch)
+    s = re.sub(r"\W+", "_", "".join(out)).strip("_").lower()
+    s = re.sub(r"_+", "_", s)
+    return s if s.isidentifier() else f"m_{s}"
+
+
+class Names:
+    """The Python names of one written module: an attribute for each torch attribute
+    (renamed where Keras takes the name), and fresh class or function names."""
+
+    def __init__(self, keras: bool) -> None:
+        self.keras = keras
+        self.taken: dict[str, int] = {}
+        self.renamed: dict[str, str] = {}
+        """Python attribute -> torch attribute, where the torch name is taken by Keras."""
+        self.reserved = self._reserved()
+
+    def _reserved(self) -> frozenset[str]:
+        if not self.keras:
+            return frozenset()
+        import keras
+
+        return frozenset(dir(keras.Model)) | {"call", "build"}  # the root is a keras.Model
+
+    def attr(self, name: str) -> str:
+        """The Python attribute for torch attribute ``name``."""
+        py = sanitize(name, "m")
+        if py in self.reserved:
+            py = f"{py}_"
+        if py != name:
+            self.renamed[py] = name
+        return py
+
+    def access(self, base: str, rel: str) -> str:
+        """Text reaching attribute path ``rel`` (``"layer.0.fc1"``) from ``base``."""
+        text = base
+        for part in rel.split("."):
+            if self.keras:
+                text += f"[{int(part)}]" if part.isdigit() else f".{self.attr(part)}"
+            else:
+                text += f"[{part!r}]"
+        return text
+
+    def fresh_name(self, base: str) -> str:
+        k = self.taken.get(base, 0)
+        self.taken[base] = k + 1
+        return base if k == 0 else f"{base}_{k}"

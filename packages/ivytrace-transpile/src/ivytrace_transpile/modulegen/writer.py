@@ -1,0 +1,241 @@
+"""The walk of a translated module's calls (:class:`Writer`): each call's forward written
+from its own part of the trace by the standalone emitter, calling its children where
+forward did; a child that cannot be one call is dissolved into its parent."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import os
+from typing import Any
+
+from ivytrace_compile.standalone import StandaloneSource, generate_standalone
+from ivytrace_ir import DEFAULT_ALLOWLIST, Node
+
+from ..structure import (
+    CallBoundary,
+    ModuleCall,
+    boundaries,
+    call_graph,
+    dissolve,
+    is_container,
+    under,
+)
+from .job import ModuleJob
+from .naming import Names
+from .templates import SELF, Instance
+from .weights import WeightShapes
+
+__all__ = ["Writer"]
+
+
+@functools.cache
+def _source_span(cls: type) -> tuple[str, int, int] | None:
+    """(file, first line, last line) of ``cls``'s source, or None."""
+    try:
+        lines, start = inspect.getsourcelines(cls)
+        file = inspect.getsourcefile(cls)
+    except (OSError, TypeError):
+        return None
+    if file is None:
+        return None
+    return os.path.realpath(file), start, start + len(lines) - 1
+
+
+def _own_source(node: Node, span: tuple[str, int, int] | None) -> Node:
+    """``node`` without its source line unless that line is in the class's own code (a
+    torch layer's ops were recorded at the line that called the layer)."""
+    src = node.meta.source
+    if src is None:
+        return node
+    if span is not None and os.path.realpath(src.file) == span[0]:
+        if span[1] <= src.line <= span[2]:
+            return node
+    return dataclasses.replace(node, meta=dataclasses.replace(node.meta, source=None))
+
+
+def _inlined(module: Any) -> bool:
+    """Whether a child call of ``module`` is written inline in its parent's code rather
+    than as a class or function of its own: a ``torch.nn`` leaf without weights (``ReLU``,
+    ``MaxPool2d``, ``Dropout``, ``Identity``), as a port by hand writes ``tf.nn.relu(x)``."""
+    if not type(module).__module__.startswith("torch.nn.modules") or is_container(module):
+        return False
+    return not (module._parameters or module._buffers or module._modules)
+
+
+class Writer:
+    """Writes the classes or functions for one translated module."""
+
+    def __init__(self, job: ModuleJob) -> None:
+        self.job = job
+        graph, keys, root = job.graph, job.keys, job.root
+        self.g = graph
+        self.keras = job.target == "tensorflow"
+        self.param_keys = {graph.inputs[k].id: key for k, key in enumerate(keys)}
+        self.n_params = len(keys)
+        self.paths = {m: p for p, m in root.named_modules()}
+        self.names = Names(self.keras)
+        self.weights = WeightShapes(job, self.paths, self.names)
+        self.variant: dict[Any, str] = {}
+        """Module -> the name of the class or function written for it."""
+        self.texts: dict[str, str] = {}
+        """Class or function name -> its text."""
+        self.functions: dict[str, str] = {}
+        """Class or function name -> its forward's text (to compare later calls with)."""
+        self.imports: dict[str, None] = {}
+        self.constants: dict[str, Any] = {}
+        self.helpers: dict[str, str] = {}
+        self.instances: list[Instance] = []
+        """keras: every module written, children before parents (``emit.choose_classes``)."""
+
+    def input_names(self, call: ModuleCall, inputs: Any) -> tuple[str, ...]:
+        """Names for a call's array inputs: the forward parameter that was handed an array
+        of the same shape (``TraceResult.module_args``; among several of one shape, in
+        parameter order; an input the layout pass left transposed: the parameter handed a
+        permutation of its shape), else ``x``, ``x_1``..."""
+        recorded = list(self.job.module_args.get(call.frame, ()))
+        used: set[int] = set()
+        names = []
+        for i, v in enumerate(inputs):
+            shape = getattr(v.spec, "shape", None)
+            found = next(
+                (
+                    j
+                    for j, (_, spec) in enumerate(recorded)
+                    if j not in used and shape is not None and tuple(spec.shape) == tuple(shape)
+                ),
+                None,
+            )
+            if found is None and shape is not None:  # a layout the pass left transposed
+                found = next(
+                    (
+                        j
+                        for j, (_, spec) in enumerate(recorded)
+                        if j not in used and sorted(spec.shape) == sorted(shape)
+                    ),
+                    None,
+                )
+            if found is None:
+                names.append("x" if i == 0 else f"x_{i}")
+            else:
+                used.add(found)
+                names.append(recorded[found][0])
+        if len(set(names)) != len(names) or any(n in ("self", "params") for n in names):
+            return tuple("x" if i == 0 else f"x_{i}" for i in range(len(names)))
+        return tuple(names)
+
+    def relative(self, path: str, inside: str) -> str:
+        return path[len(inside) + 1 :] if inside else path
+
+    def body(
+        self,
+        call: ModuleCall,
+        b: CallBoundary | None,
+        fname: str,
+        found: dict[int, CallBoundary],
+    ) -> StandaloneSource:
+        """The forward of ``call`` as a method ``call`` (keras) or function ``fname``; its
+        children are written already (``found``: their boundaries)."""
+        if b is None:  # the root call: the graph's own inputs and outputs
+            inputs = self.g.inputs[self.n_params :]
+            outputs, out_tree, names = self.g.outputs, self.job.out_tree, self.job.arg_names
+        else:
+            inputs, outputs, out_tree = b.inputs, b.outputs, None
+            names = self.input_names(call, inputs[: len(inputs) - len(b.keywords)])
+        keywords = b.keywords if b is not None else ()
+        sub, children = call_graph(self.g, call, inputs, outputs, out_tree, found, names, keywords)
+        if b is None:
+            sub = sub.replace(in_tree=self.job.in_tree)
+        own = _source_span(type(call.module))
+        sub = sub.replace(nodes=tuple(_own_source(n, own) for n in sub.nodes))
+        base = "self" if self.keras else "params"
+        preset = {}
+        for n in sub.nodes:
+            for v in n.inputs():
+                key = self.param_keys.get(v.id)
+                if key is not None and under(key, call.path):
+                    preset[v.id] = self.names.access(base, self.relative(key, call.path))
+        callees = {}
+        for i, child in children.items():
+            rel = self.relative(child.path, call.path)
+            if self.keras:
+                callees[i] = (self.names.access("self", rel), ())
+            else:
+                lead = (
+                    (self.names.access("params", rel),)
+                    if self.weights.weighty(child.module)
+                    else ()
+                )
+                callees[i] = (self.variant[child.module], lead)
+        doc = "" if self.keras or b is not None else f"{type(call.module).__name__}.forward."
+        return generate_standalone(
+            sub,
+            DEFAULT_ALLOWLIST,
+            name="call" if self.keras else fname,
+            doc=doc,
+            leading=("self",) if self.keras else ("params",) * self.weights.weighty(call.module),
+            preset=preset,
+            callees=callees,
+        )
+
+    def children_of(self, module: Any) -> list[tuple[str, Any]]:
+        """Direct children worth writing: called, or holding weights (containers opened)."""
+        return [(n, c) for n, c in module.named_children() if self.kept(c)]
+
+    def kept(self, module: Any) -> bool:
+        if is_container(module):
+            return any(self.kept(c) for c in module.children())
+        return module in self.variant
+
+    def write_children(self, call: ModuleCall) -> dict[int, CallBoundary]:
+        """Write ``call``'s child calls; a child that cannot be one call (it interleaves
+        with the parent, or is a later call of a module that computes otherwise than its
+        first) is dissolved into ``call``. Returns the children's boundaries."""
+        for child in list(call.children):
+            if _inlined(child.module):
+                dissolve(call, child)
+        while True:
+            found = boundaries(self.g, call, self.param_keys)
+            for child in call.children:
+                if self.write(child, found[id(child)]) is None:
+                    dissolve(call, child)
+                    break
+            else:
+                return found
+
+    def write(
+        self, call: ModuleCall | None, b: CallBoundary | None, module: Any = None
+    ) -> str | None:
+        """Write (or reuse) the class or function for ``call``'s module and return its name,
+        or None for a later call of a module whose first call computed otherwise. ``call``
+        is None for a module no traced code called (its weights only)."""
+        module = call.module if call is not None else module
+        path = self.paths[module]
+        found = self.write_children(call) if call is not None else {}
+        name = self.variant.get(module)
+        if name is not None:  # a later call of this very module
+            if call is None:
+                return name
+            again = self.body(call, b, SELF, found).function
+            return name if again == self.functions.get(name) else None
+        body = self.body(call, b, SELF, found) if call is not None else None
+        for child_name, child in module.named_children():
+            self._write_uncalled(child, f"{path}.{child_name}" if path else child_name)
+        # classes and functions are chosen once every instance is known (``classes``)
+        name = f"__fn_{len(self.instances)}__"
+        if body is not None:
+            self.imports.update(dict.fromkeys(body.imports))
+            self.constants.update(body.constants)
+            self.helpers.update(body.helpers)
+            self.functions[name] = body.function
+        self.instances.append(Instance(module, path, type(module).__name__, body, path == ""))
+        self.variant[module] = name
+        return name
+
+    def _write_uncalled(self, module: Any, path: str) -> None:
+        if is_container(module):
+            for name, child in module.named_children():
+                self._write_uncalled(child, f"{path}.{name}")
+        elif module not in self.variant and self.weights.has_weights(module, path):
+            self.write(None, None, module)
