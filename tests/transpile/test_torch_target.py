@@ -402,6 +402,29 @@ def test_a_written_torch_package_runs_the_translation(tmp_path):
     np.testing.assert_allclose(_np(got), np.asarray(f(*args)), rtol=1e-6)
 
 
+@pytest.mark.slow
+def test_the_written_torch_code_of_a_jax_cnn_compiles_in_one_graph(tmp_path):
+    """The written torch package of the pure-jax CNN's loss is ``torch.compile``-able as one
+    graph (``fullgraph=True``: no break; ``aot_eager``: dynamo and AOT autograd without a
+    C++ toolchain) and answers as it does eagerly."""
+    import importlib.util
+
+    loss_fn, params, x, y = _cnn_case()
+    jp = {k: jnp.asarray(v) for k, v in params.items()}
+    args = (jp, jnp.asarray(x), jnp.asarray(y))
+    it.transpile(loss_fn, source="jax", target="torch", args=args, output_dir=tmp_path)
+    (model,) = tmp_path.glob("*/model.py")
+    spec = importlib.util.spec_from_file_location("written_torch_cnn", model)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    tp = {k: torch.from_numpy(v) for k, v in params.items()}
+    eager = mod.forward(tp, torch.from_numpy(x), torch.from_numpy(y))
+    compiled = torch.compile(mod.forward, fullgraph=True, backend="aot_eager")
+    got = compiled(tp, torch.from_numpy(x), torch.from_numpy(y))
+    assert float(eager) == pytest.approx(float(loss_fn(*args)), rel=1e-6)
+    assert float(got) == pytest.approx(float(eager), rel=1e-6)
+
+
 # ---------------------------------------------------------------- op_db: torch -> jax -> torch
 ROUNDTRIP_RIGHT = ["abs", "add", "amax", "matmul", "reshape", "cat", "where", "softmax",
                    "clamp", "nn.functional.relu", "complex"]  # fmt: skip
