@@ -112,6 +112,16 @@ class RuleContext:
             return t.broadcast_to(value, list(shape))
         return t.full(list(shape), self.fill_value(value, dtype), dtype)
 
+    def decomposed(self, *args: Any, **kwargs: Any) -> Any:
+        """The node's call (``args``/``kwargs``: target arrays in place of source arrays)
+        translated through PyTorch's decomposition of it, as for an op with no rule: for
+        the cases a hand-written rule leaves to it (``torch.gradient`` with coordinate
+        tensors). Through the context, so that no rule module imports ``decompose.py``,
+        which imports the rules."""
+        from .decompose import decomposed_rule
+
+        return decomposed_rule(self, *args, **kwargs)
+
     def ew(self, name: str, *args: Any) -> Any:
         """The target's elementwise ``name`` under the dtype policy: bitwise operations,
         addition, multiplication, maximum and minimum of bools are the logical ones

@@ -128,9 +128,7 @@ def _gradient(cx, x, *, spacing=1, dim=None, edge_order=1):
     hs = list(spacing) if isinstance(spacing, list | tuple) else [spacing] * len(dims)
     hs = hs * len(dims) if len(hs) == 1 else hs
     if any(is_array(h) for h in hs) or edge_order not in (1, 2):
-        from ...decompose import decomposed_rule
-
-        return decomposed_rule(cx, x, spacing=spacing, dim=dim, edge_order=edge_order)
+        return cx.decomposed(x, spacing=spacing, dim=dim, edge_order=edge_order)
     x = cast_to(cx, x, cx.out_dtype())
     return tuple(
         _gradient_along(cx, x, ax, 1.0 if h is None else float(h), edge_order, rank)
