@@ -8,6 +8,8 @@ Python number."""
 
 from __future__ import annotations
 
+import builtins
+
 from .._common import cast_to, is_array
 from ..registry import rule
 
@@ -101,3 +103,46 @@ def _histogram(cx, x, bins, *, range=None, weight=None, density=False, out=None)
         widths = t.getitem(edges, slice(1, None)) - t.getitem(edges, slice(None, -1))
         hist = hist / (t.reduce("sum", hist) * widths)
     return hist, edges
+
+
+@rule("torch.histogramdd")
+def _histogramdd(cx, x, bins, *, range=None, weight=None, density=False, out=None):
+    """The (N, D) points' D-dimensional histogram over equal-width bins per dimension (a
+    bin count per dimension, or one for all): each dimension's bin as ``histogram``'s,
+    the flat bin their row-major combination, counted as ``histogram`` counts. Returns
+    (hist, [edges per dimension])."""
+    t, dt = cx.target, cx.out_dtype()
+    dims = cx.ref_args[0].shape[-1]
+    if isinstance(bins, int):
+        bins = [bins] * dims
+    if any(is_array(b) for b in bins):
+        raise NotImplementedError("histogramdd with bin-edge tensors (give bin counts)")
+    bins = [int(b) for b in bins]
+    x = t.reshape(cast_to(cx, x, dt), [-1, dims])
+    w = None if weight is None else t.reshape(cast_to(cx, weight, dt), [-1])
+    flat, keep, all_edges = None, None, []
+    for d, nb in enumerate(bins):
+        col = t.getitem(x, (slice(None), d))
+        lo, hi = _range(cx, col, *(range[2 * d : 2 * d + 2] if range else (0, 0)), dt)
+        step = t.arange(0, nb + 1, 1, dt) * ((hi - lo) / float(nb))
+        edges = t.where(
+            t.ew("equal", t.arange(0, nb + 1, 1, "int32"), t.asarray(nb, "int32")),
+            t.expand_dims(hi, 0) + step * 0.0,
+            lo + step,
+        )
+        pos, ok = _edges_pos(cx, col, edges, nb)
+        flat = pos if flat is None else flat * nb + pos
+        keep = ok if keep is None else t.ew("logical_and", keep, ok)
+        all_edges.append(edges)
+    total = 1
+    for nb in bins:
+        total *= nb
+    hist = t.reshape(_count(cx, flat, keep, total, w, dt), bins)
+    if density:
+        vol = None
+        for d, e in enumerate(all_edges):
+            wd = t.getitem(e, slice(1, None)) - t.getitem(e, slice(None, -1))
+            wd = t.reshape(wd, [-1 if k == d else 1 for k in builtins.range(len(bins))])
+            vol = wd if vol is None else vol * wd
+        hist = hist / (t.reduce("sum", hist) * vol)
+    return hist, all_edges

@@ -438,3 +438,23 @@ def _tensor_unfold(cx, x, dimension, size, step):
 @rule("torch.constant_pad_nd")
 def _constant_pad_nd(cx, x, pad, value=0):
     return _pad(cx, x, pad, "constant", value)
+
+
+@rule("torch._chunk_cat")
+def _chunk_cat(cx, tensors, dim, num_chunks, *, out=None):
+    """Each tensor zero-padded along ``dim`` to a multiple of ``num_chunks``, viewed as
+    (..., num_chunks, -1), the views concatenated along the last of those: the padding and
+    chunk sizes computed from the tracked sizes."""
+    t = cx.target
+    ranks = [r.dim() for r in cx.ref_args[0]]
+    d = dim % ranks[0]
+    parts = []
+    for x, rank in zip(tensors, ranks, strict=True):
+        shape = t.shape(x)
+        size = shape[d]
+        pad = ((size + num_chunks - 1) // num_chunks) * num_chunks - size
+        pads = [(0, 0)] * rank
+        pads[d] = (0, pad)
+        x = t.pad(x, pads)
+        parts.append(t.reshape(x, [*shape[:d], num_chunks, -1]))
+    return t.concat(parts, d + 1)
