@@ -50,14 +50,22 @@ class Fold:
         return x
 
 
+def _dims(spec: Any) -> tuple[int, ...] | None:
+    """``spec``'s shape, if every size is a number (a symbolic one is a name)."""
+    shape = getattr(spec, "shape", None)
+    return None if shape is None or any(type(d) is not int for d in shape) else tuple(shape)
+
+
 def _step(node: Node, before: Any) -> Step:
     """What ``node`` (an op of :data:`_LAYOUT_OPS` on an array of spec ``before``) does."""
     if node.op.rsplit(".", 1)[-1] not in ("transpose", "permute_dims"):
-        return ("reshape", tuple(int(d) for d in node.outputs[0].spec.shape))
+        out = _dims(node.outputs[0].spec)
+        return ("unknown", None) if out is None else ("reshape", out)
     kw = dict(node.kwargs)
     axes = kw.get("perm", kw.get("axes", node.args[1] if len(node.args) > 1 else None))
-    if axes is None:
-        return ("transpose", tuple(reversed(range(len(before.shape)))))
+    if axes is None:  # numpy's and jax's default: the axes reversed
+        rank = len(before.shape) if getattr(before, "shape", None) is not None else None
+        return ("unknown", None) if rank is None else ("transpose", tuple(reversed(range(rank))))
     if isinstance(axes, list | tuple) and all(type(a) is int for a in axes):
         return ("transpose", tuple(axes))
     return ("unknown", None)
@@ -129,11 +137,12 @@ def fold_params(
     subst = {old: final[v.id] for old, v in subst.items()} | final
     nodes = tuple(substitute_node(n, subst) for i, n in enumerate(nodes) if i not in dropped)
     outputs = tuple(substitute(o, subst) for o in graph.outputs)
-    folds = {
-        key: Fold(tuple(int(d) for d in graph.inputs[k].spec.shape), tuple(steps[key]))
-        for k, key in enumerate(params)
-        if key in steps
-    }
+    folds = {}
+    for k, key in enumerate(params):
+        if key in steps:
+            shape = _dims(graph.inputs[k].spec)
+            unknown: list[Step] = [("unknown", None)]
+            folds[key] = Fold(shape or (), tuple(steps[key] if shape is not None else unknown))
     new = graph.replace(inputs=tuple(inputs), nodes=tuple(nodes), outputs=tuple(outputs))
     return new, params, folds
 
