@@ -458,3 +458,31 @@ def _chunk_cat(cx, tensors, dim, num_chunks, *, out=None):
         x = t.pad(x, pads)
         parts.append(t.reshape(x, [*shape[:d], num_chunks, -1]))
     return t.concat(parts, d + 1)
+
+
+def _resized(cx, x, shape):
+    """``x``'s first elements (row-major) in ``shape``: what ``resize_`` keeps. Growing
+    exposes uninitialised memory in torch: refused by a guard (numel(x) >= the new one)."""
+    t = cx.target
+    have, want = 1, 1
+    for d in t.shape(x):
+        have = have * d
+    for d in shape:
+        want = want * d
+    if not have >= want:  # a comparison of tracked sizes: guarded
+        raise NotImplementedError(
+            f"{cx.node.op} growing a tensor ({have} to {want} elements): the new elements "
+            "are uninitialised memory in torch; resize to at most its size"
+        )
+    flat = t.getitem(t.reshape(x, [-1]), slice(0, want))
+    return t.reshape(flat, list(shape))
+
+
+@rule("torch.Tensor.resize_")
+def _resize(cx, x, *size, memory_format=None):
+    return _resized(cx, x, size_args(size))
+
+
+@rule("torch.resize_as_", "torch.Tensor.resize_as_")
+def _resize_as(cx, x, other, memory_format=None):
+    return _resized(cx, x, cx.target.shape(other))
