@@ -176,3 +176,42 @@ def test_roi_ops_at_new_image_sizes_and_roi_counts(target, case):
     ):
         got = np.asarray(tr(to_target(x, tgt), to_target(b, tgt)))
         np.testing.assert_allclose(got, f(x, b).numpy(), atol=1e-6)
+
+
+DEFORM = [  # (keywords, input channels, offset groups, weight groups, kernel)
+    ({}, 2, 1, 1, (3, 3)),
+    ({"stride": 2, "padding": 1}, 2, 1, 1, (3, 3)),
+    ({"padding": 2, "dilation": 2}, 4, 2, 2, (3, 2)),
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("case", range(len(DEFORM)))
+@pytest.mark.parametrize("use_mask", [False, True])
+def test_deform_conv2d_at_new_image_sizes(target, case, use_mask):
+    tv_ops = pytest.importorskip("torchvision.ops")
+    kw, cin, og, groups, (kh, kw_) = DEFORM[case]
+    st, pd, dl = kw.get("stride", 1), kw.get("padding", 0), kw.get("dilation", 1)
+    g = torch.Generator().manual_seed(case)
+
+    def inputs(h, w):
+        ho = (h + 2 * pd - (dl * (kh - 1) + 1)) // st + 1
+        wo = (w + 2 * pd - (dl * (kw_ - 1) + 1)) // st + 1
+        return (
+            torch.rand(2, cin, h, w, generator=g),
+            torch.randn(2, 2 * og * kh * kw_, ho, wo, generator=g)
+            * 1.5,  # some taps leave the image
+            torch.rand(2, og * kh * kw_, ho, wo, generator=g),
+            torch.randn(4, cin // groups, kh, kw_, generator=g),
+            torch.randn(4, generator=g),
+        )
+
+    def f(x, offset, mask, weight, bias):
+        return tv_ops.deform_conv2d(x, offset, weight, bias, mask=mask if use_mask else None, **kw)
+
+    first = inputs(6, 6)
+    tr = it.transpile(f, target=target, args=first, retrace=False)
+    tgt = it.get_target(target)
+    for args in (first, inputs(8, 10), inputs(5, 7)):
+        got = np.asarray(tr(*[to_target(a, tgt) for a in args]))
+        np.testing.assert_allclose(got, f(*args).numpy(), atol=3e-6)

@@ -212,3 +212,56 @@ def _ps_roi_pool(cx, x, rois, spatial_scale, pooled_height, pooled_width):
     empty = t.ew("equal", area, t.asarray(0.0, f32))
     full = t.where(empty, t.asarray(0.0, f32), sums / t.where(empty, one, area))
     return _position_sensitive(cx, cast_to(cx, full, cx.out_dtype()), pooled_height, pooled_width)
+
+
+@rule("torch.ops.torchvision.deform_conv2d", "torch.ops.torchvision.deform_conv2d.default")
+def _deform_conv2d(cx, x, weight, offset, mask, bias, stride_h, stride_w, pad_h, pad_w,
+                   dil_h, dil_w, groups, offset_groups, use_mask):  # fmt: skip
+    """torchvision's deform_conv2d: each kernel tap samples the input bilinearly at its
+    offset position (deformable im2col, loop-free: four corner gathers per tap), scaled by
+    the mask, then a grouped matrix product with the weight; sizes tracked."""
+    t = cx.target
+    f32 = "float32"
+    n, cin, h, w = list(t.shape(x))
+    cout, cin_g, kh, kw = list(t.shape(weight))
+    ho, wo = list(t.shape(offset))[2:]
+    k = kh * kw
+    cg = cin // offset_groups
+    off = t.reshape(cast_to(cx, offset, f32), [n, offset_groups, k, 2, ho, wo])
+    tap = t.arange(0, k, 1, "int32")
+    ti = t.cast(tap // kw, f32)[None, None, :, None, None] * float(dil_h)
+    tj = t.cast(tap % kw, f32)[None, None, :, None, None] * float(dil_w)
+    oy = (t.arange(0, ho, 1, f32) * float(stride_h) - float(pad_h))[None, None, None, :, None]
+    ox = (t.arange(0, wo, 1, f32) * float(stride_w) - float(pad_w))[None, None, None, None, :]
+    ys = oy + ti + off[:, :, :, 0]  # (N, G, K, Ho, Wo)
+    xs = ox + tj + off[:, :, :, 1]
+    hf, wf = t.asarray(h, f32), t.asarray(w, f32)
+    inside = t.ew("logical_and",
+                  t.ew("logical_and", t.ew("greater", ys, -1.0 + 0.0 * ys), t.ew("less", ys, hf)),
+                  t.ew("logical_and", t.ew("greater", xs, -1.0 + 0.0 * xs), t.ew("less", xs, wf)))  # fmt: skip
+    y0, x0 = t.ew("floor", ys), t.ew("floor", xs)
+    ly, lx = ys - y0, xs - x0
+    img = t.reshape(cast_to(cx, x, f32), [n, offset_groups, cg, h * w])
+    length = k * ho * wo
+    cols = 0.0
+    for dy, dx, wgt in ((0.0, 0.0, (1.0 - ly) * (1.0 - lx)), (0.0, 1.0, (1.0 - ly) * lx),
+                        (1.0, 0.0, ly * (1.0 - lx)), (1.0, 1.0, ly * lx)):  # fmt: skip
+        cy, cx_ = y0 + dy, x0 + dx
+        ok = t.ew("logical_and",
+                  t.ew("logical_and", t.ew("greater_equal", cy, 0.0 * cy), t.ew("less", cy, hf)),
+                  t.ew("logical_and", t.ew("greater_equal", cx_, 0.0 * cx_), t.ew("less", cx_, wf)))  # fmt: skip
+        ok = t.ew("logical_and", ok, inside)
+        flat = t.where(ok, cy * wf + cx_, 0.0 * cy)
+        idx = t.broadcast_to(t.reshape(t.cast(flat, "int64"), [n, offset_groups, 1, length]),
+                             [n, offset_groups, cg, length])  # fmt: skip
+        vals = t.take_along_axis(img, idx, 3)
+        scale = t.reshape(t.where(ok, wgt, 0.0 * wgt), [n, offset_groups, 1, length])
+        cols = vals * scale + cols
+    if use_mask:
+        m = t.reshape(cast_to(cx, mask, f32), [n, offset_groups, 1, length])
+        cols = cols * m
+    cols = t.reshape(cols, [n, groups, cin_g * k, ho * wo])
+    wmat = t.reshape(cast_to(cx, weight, f32), [groups, cout // groups, cin_g * k])
+    out = t.reshape(t.einsum("gok,ngkl->ngol", wmat, cols), [n, cout, ho, wo])
+    out = out + cast_to(cx, bias, f32)[:, None, None]
+    return cast_to(cx, out, cx.out_dtype())
