@@ -67,8 +67,17 @@ def _view_as_complex(cx, x):
     return cast_to(cx, re, dt) + cast_to(cx, im, dt) * t.asarray(1j, dt)
 
 
-for _name in ("cfloat", "cdouble", "chalf"):
+for _name in ("cfloat", "cdouble"):
     TORCH_RULES.add(f"torch.Tensor.{_name}", lambda cx, x, *a, **k: cast_to(cx, x, cx.out_dtype()))
+
+
+@rule("torch.Tensor.chalf")
+def _chalf(cx, x, *a, **k):
+    raise NotImplementedError(
+        f"torch.Tensor.chalf: complex32 has no {cx.target.name} dtype (numpy, jax and "
+        "tensorflow have no 16-bit complex type); x.cfloat() (complex64) in the source "
+        "would make it translate"
+    )
 
 
 @rule("torch.view_as_real")
