@@ -90,6 +90,11 @@ RESIZED = {
         [[R(2, 2, 3, 8), R(2, 2, 6, 8), R(2, 2, 6, 8)]],
     ),
     "pad replicate": (lambda x: F.pad(x, (2, 1), mode="replicate"), [R(1, 2, 4)], [[R(2, 3, 7)]]),
+    "grid_sampler_3d (sizes 1 in the example)": (
+        lambda x, g: torch.grid_sampler_3d(x, g, 0, 0, True),
+        [R(1, 1, 2, 2, 2), torch.rand(1, 1, 1, 1, 3) * 2 - 1],
+        [[R(2, 3, 3, 4, 5), torch.rand(2, 2, 3, 4, 3) * 2 - 1]],
+    ),
     "combinations with replacement": (
         lambda x: torch.combinations(x, 2, with_replacement=True),
         [R(2)],

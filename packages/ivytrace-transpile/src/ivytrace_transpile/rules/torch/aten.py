@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._common import cast_to
+from ..registry import rule
 
 __all__ = ["aten_rule"]
 
@@ -69,11 +70,14 @@ def _softmax(name: str) -> Callable[..., Any]:
     return rule
 
 
+@rule("torch.grid_sampler", "torch.grid_sampler_2d", "torch.grid_sampler_3d")
 def _grid_sampler(cx, x, grid, interpolation_mode, padding_mode, align_corners):
     """``aten.grid_sampler_2d`` / ``_3d`` (what ``F.grid_sample`` decomposes into; core
-    ops): bilinear / trilinear or nearest sampling of ``x`` (N, C, *S) at ``grid``
-    (N, *O, k) in [-1, 1] (``grid[..., 0]`` runs along the last axis of S), zeros or border
-    padding, as gathers from the flattened image; every size is read from the arrays."""
+    ops) and the torch-level ``torch.grid_sampler*`` of the same signature (whose
+    decomposition pinned every size 1 of the example): bilinear / trilinear or nearest
+    sampling of ``x`` (N, C, *S) at ``grid`` (N, *O, k) in [-1, 1] (``grid[..., 0]`` runs
+    along the last axis of S), zeros or border padding, as gathers from the flattened
+    image; every size is read from the arrays."""
     if interpolation_mode not in (0, 1) or padding_mode not in (0, 1):
         raise NotImplementedError(
             "grid_sample with mode='bicubic' or padding_mode='reflection' has no rule yet"
