@@ -1,4 +1,4 @@
-"""Bessel functions, erfcx, lgamma and digamma where the targets lack them
+"""Bessel functions, erfcx, erfinv, ndtri, lgamma and digamma where the targets lack them
 (``targets/specfun.py`` on jax and numpy, tensorflow's natives with torch's answers at
 and below 0): translated on one set of points, called at a new shape whose values cover
 0, negative arguments, the series/asymptotic switch (7.5) and large arguments, against
@@ -18,7 +18,7 @@ _UNARY = [
     "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
     "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
     "modified_bessel_i0", "modified_bessel_i1", "i0e", "i1e", "erfcx", "ndtr", "gammaln",
-    "digamma",
+    "digamma", "erfinv", "ndtri",
 ]  # fmt: skip
 
 
@@ -38,6 +38,7 @@ def test_bessel_and_erfcx_at_new_points(target):
     ).reshape(6, 10)
     tgt = it.get_target(target)
     for name, got, want in zip(_UNARY, g(to_target(x2, tgt)), _f(x2), strict=True):
+        assert np.asarray(got).dtype == np.float32, name
         got, want = np.asarray(got, dtype=np.float64), want.double().numpy()
         assert got.shape == want.shape, name
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=name)

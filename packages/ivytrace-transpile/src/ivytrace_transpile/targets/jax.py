@@ -47,7 +47,8 @@ class JaxTarget(ArrayNamespaceTarget):
         # jax gives nan at +-0; torch -inf at +0, inf at -0
         xp = self.xp
         y = native("jax.scipy.special.digamma")(x)
-        return xp.where(x == 0, xp.where(xp.signbit(x), math.inf, -math.inf), y)
+        zero = x * 0.0
+        return xp.where(x == 0, xp.where(xp.signbit(x), zero + math.inf, zero - math.inf), y)
 
     def softmax(self, x: Any, axis: Any) -> Any:
         return native("jax.nn.softmax")(x, axis=axis)

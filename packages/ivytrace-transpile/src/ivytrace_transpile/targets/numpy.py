@@ -280,6 +280,12 @@ class NumpyTarget(ArrayNamespaceTarget):
     def ew_erfc(self, x: Any) -> Any:
         return specfun.erfc(self.xp, x)
 
+    def ew_erfinv(self, x: Any) -> Any:
+        return specfun.erfinv(self.xp, x)
+
+    def ew_ndtri(self, x: Any) -> Any:
+        return specfun.ndtri(self.xp, x)
+
     def ew_lgamma(self, x: Any) -> Any:
         return specfun.lgamma(self.xp, x)
 
