@@ -162,8 +162,26 @@ def _out_sizes_and_scales(t, x, size, scale_factor, nd, recompute):
     scales = [None] * nd
     if scale_factor is not None and not recompute:
         sf = scale_factor if isinstance(scale_factor, list | tuple) else [scale_factor] * nd
-        scales = [float(f) for f in sf]
+        scales = [float(f) if f else None for f in sf]
     return in_sizes, out_sizes, scales
+
+
+@rule("torch.ops.aten._upsample_bilinear2d_aa", "torch.ops.aten._upsample_bicubic2d_aa")
+def _upsample_aa(cx, x, output_size, align_corners, scales_h=None, scales_w=None, *,
+                 scale_factors=None):  # fmt: skip
+    """The antialiased aten ops themselves (``.default``: output size and optional scales;
+    ``.vec``: output size or scale factors, a list in the fourth argument or by keyword)."""
+    kind = "cubic" if "bicubic" in cx.node.op else "linear"
+    if scale_factors is not None:
+        scales = list(scale_factors)
+    elif isinstance(scales_h, list | tuple):  # .vec by position
+        scales = list(scales_h)
+    else:
+        scales = [scales_h, scales_w]
+    given = scales if any(s is not None for s in scales) else None
+    return _interpolate_weighted(
+        cx, x, output_size, given, kind, bool(align_corners), given is None, True
+    )
 
 
 def _cubic(t, d, a):
