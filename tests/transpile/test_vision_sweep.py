@@ -52,6 +52,6 @@ def test_vision_ledger_floors():
         assert right >= floor, f"{target}: {100 * right:.1f}% right in the ledger, floor {floor}"
 
 
-FLOOR = {"tensorflow": 0.84, "jax": 0.83, "numpy": 0.83}
-"""Just under the ledger's share right (173 functions: tensorflow 147 = 85.0%, jax 145 =
-83.8%, numpy 145 = 83.8%); raise them as mechanisms land."""
+FLOOR = {"tensorflow": 0.85, "jax": 0.84, "numpy": 0.84}
+"""Just under the ledger's share right (173 functions: tensorflow 148 = 85.5%, jax 146 =
+84.4%, numpy 146 = 84.4%); raise them as mechanisms land."""

@@ -27,7 +27,17 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LEDGER", "STATIC", "TARGETS", "functions", "make_case", "run_function", "sweep"]
+__all__ = [
+    "GUARDED",
+    "LEDGER",
+    "ORIENTED",
+    "STATIC",
+    "TARGETS",
+    "functions",
+    "make_case",
+    "run_function",
+    "sweep",
+]
 
 TARGETS = ("tensorflow", "jax", "numpy")
 LEDGER = Path(__file__).with_name("vision_ledger.json")
@@ -53,6 +63,29 @@ STATIC: dict[str, Any] = {
     "in_fmt": "xyxy", "out_fmt": "cxcywh",
 }  # fmt: skip
 """The value of each required non-array parameter, by name."""
+
+GUARDED = {
+    "int() of a size": (
+        "center_crop*, five_crop*, ten_crop*: torchvision's _center_crop_compute_crop_anchor "
+        "takes int(round((h - crop) / 2.0)); round() keeps the size tracked, but CPython's "
+        "int() returns a plain int (it copies an int subclass), so the crop offset is baked "
+        "and guarded. An artefact of tracing Python, not a decision of the library."
+    ),
+    "float literal combined with a size": (
+        "affine*, rotate*, perspective*: torchvision's _affine_grid / _perspective_grid "
+        "compute (1.0 - ow) * 0.5 and 0.5 * ow; float's own arithmetic reads the int's value "
+        "without asking it, so the grid's start is baked and the size check pins the image "
+        "size. An artefact of tracing Python, not a decision of the library."
+    ),
+    "square image": (
+        "rotate*: rotate_image compares shape[-1] == shape[-2] (a transpose fast path at 90 "
+        "and 270 degrees): a real decision of the library, guarded; traced at the square "
+        "16x16 image it refuses a non-square one even once the grid above is tracked (the "
+        "same kind of input there is a non-square image, as ORIENTED does for resize)."
+    ),
+}
+"""Why the functions refused at the new image size are refused (the translation's guard
+message says 'a comparison' for all of them: the source trace's reason is the one here)."""
 
 _FUNCTIONAL = "torchvision.transforms.v2.functional"
 
