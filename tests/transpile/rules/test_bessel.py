@@ -46,3 +46,27 @@ def test_bessel_and_erfcx_at_new_points(target):
         fin = np.isfinite(want)
         err = np.abs(got[fin] - want[fin]) / (1 + np.abs(want[fin]))
         assert err.max() < 2e-5, (name, float(err.max()))
+
+
+def _zeta(x, q):
+    return torch.special.zeta(x, q)
+
+
+def test_numpy_zeta_at_new_points_and_its_guard():
+    from ivytrace_ir import GuardFailure
+
+    torch.manual_seed(0)
+    g = transpile(_zeta, target="numpy", args=(torch.rand(8) * 5 + 1.5, torch.rand(8) * 4))
+    x2 = torch.cat([torch.tensor([2.0, 3.0, 1.0, 0.5, 2.0, 2.5, 3.0, 2.0]), torch.rand(32) * 8 + 1])
+    q2 = torch.cat(
+        [torch.tensor([1.0, 0.5, 2.0, 2.0, -1.5, -1.5, -1.5, 0.0]), torch.rand(32) * 20 - 5]
+    )
+    x2[8:20] = x2[8:20].round()
+    got = np.asarray(g(x2.numpy(), q2.numpy()), dtype=np.float64)
+    want = torch.special.zeta(x2.double(), q2.double()).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    fin = np.isfinite(want)
+    assert (np.abs(got[fin] - want[fin]) / (1 + np.abs(want[fin]))).max() < 1e-5
+    with pytest.raises((GuardFailure, it.TranspileError)):  # q < -14: refused, not nan
+        g(np.array([3.0], np.float32), np.array([-20.5], np.float32))

@@ -286,6 +286,12 @@ class NumpyTarget(ArrayNamespaceTarget):
     def ew_ndtri(self, x: Any) -> Any:
         return specfun.ndtri(self.xp, x)
 
+    def ew_zeta(self, x: Any, q: Any) -> Any:
+        xp = self.xp
+        # specfun.zeta is nan below q = -14, where torch sums on: a guard refuses such calls
+        bool(xp.all((q >= specfun.ZETA_Q_FROM) | xp.isnan(q)))
+        return specfun.zeta(xp, x, q)
+
     def ew_lgamma(self, x: Any) -> Any:
         return specfun.lgamma(self.xp, x)
 

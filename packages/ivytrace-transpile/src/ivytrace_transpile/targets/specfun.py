@@ -26,6 +26,9 @@ Methods:
   probability, both exact), from Winitzki's closed-form guess (relative error 2e-3) and
   three Newton steps on ``erfc`` (so the tails keep their relative accuracy); error /
   (1 + |f|) below 1e-6 in float32.
+- ``zeta`` (Hurwitz's): the first 24 terms summed, then the Euler-Maclaurin tail at
+  q + 24 with Bernoulli numbers up to B_16; for q <= -14 (where that tail starts below 10)
+  nan where torch sums further: ``NumpyTarget`` guards against it.
 - ``lgamma`` and ``digamma``: shifted by 12 (a sum of logarithms / reciprocals), then
   Stirling's series with Bernoulli numbers up to B_16; below 0 the reflection formulas with
   ``sin(pi x)`` of ``x - round(x)`` (exact). Error / (1 + |f|) below 7e-6 in float32
@@ -315,3 +318,35 @@ def ndtri(xp: Any, p: Any) -> Any:
     x = xp.where(inside, x, math.inf)
     x = xp.where(lower, -x, x)
     return xp.where((p < 0) | (p > 1) | xp.isnan(p), math.nan, x)
+
+
+_ZETA_TERMS = 24
+ZETA_Q_FROM = -14.0
+"""q above which :func:`zeta` is accurate (its tail starts above 10)."""
+
+
+def zeta(xp: Any, x: Any, q: Any) -> Any:
+    """Hurwitz's zeta(x, q) = sum_k (q + k)^-x, as torch (Cephes): inf at x = 1 and at the
+    non-positive integers q, nan for x < 1 and for q < 0 with x not an integer."""
+    acc = x * 0.0
+    for k in range(_ZETA_TERMS):
+        acc = acc + xp.power(q + float(k), -x)
+    a = q + float(_ZETA_TERMS)
+    a = xp.where(a > 0, a, 1.0)
+    tail = xp.power(a, 1.0 - x) / (x - 1.0) + 0.5 * xp.power(a, -x)
+    rising, power = x * 1.0, xp.power(a, -x - 1.0)
+    inv2 = 1.0 / (a * a)
+    fact = 2.0
+    for j, b in enumerate(_BERNOULLI, 1):
+        tail = tail + (b / fact) * rising * power
+        rising = rising * (x + 2 * j - 1) * (x + 2 * j)
+        power = power * inv2
+        fact = fact * (2 * j + 1) * (2 * j + 2)
+    out = acc + tail
+    zero = x * 0.0
+    integer_q = (q <= 0) & (q == xp.round(q))
+    out = xp.where(integer_q, zero + math.inf, out)
+    bad = (x < 1) | ((q < 0) & ~integer_q & (x != xp.round(x))) | (q < ZETA_Q_FROM)
+    out = xp.where(bad, zero + math.nan, out)
+    out = xp.where(x == 1, zero + math.inf, out)
+    return xp.where(xp.isnan(x) | xp.isnan(q), zero + math.nan, out)
