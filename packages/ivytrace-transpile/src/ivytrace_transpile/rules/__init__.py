@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from . import array_api_shapes as _array_api_shapes  # noqa: F401  (registers its rules)
 from . import torch as torch_rules
 from .array_api import JAX_RULES, NUMPY_RULES
 from .registry import TORCH_RULES, RuleTable

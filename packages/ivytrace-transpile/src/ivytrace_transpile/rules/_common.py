@@ -30,6 +30,7 @@ __all__ = [
     "numel",
     "pair_indices",
     "prod",
+    "python_number_rules",
     "ref_rank",
     "result_count",
     "size_args",
@@ -341,3 +342,24 @@ def prod(xs: Any) -> Any:
     for v in xs:
         n = n * v
     return n
+
+
+def python_number_rules() -> dict[str, Callable[..., Any]]:
+    """The rules of Python's own spellings on the values a trace tracks, for every source
+    framework's table: ``operator.*`` by their names in ``opfacts.OPERATORS`` (``in`` has
+    none) and ``operator.abs``, ``math.ceil/floor/trunc/sqrt`` and ``round``. Each applies
+    Python's function to the call's values: sizes and scalars stay tracked numbers, arrays
+    take the target's operator. ``x.shape[1] - 1`` is ``operator.sub`` in torch, jax and
+    numpy code alike."""
+    import operator
+
+    from ivytrace_ir.opfacts import OPERATORS
+
+    def python(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda cx, *a: fn(*a)
+
+    out = {f"operator.{n}": python(o.function) for o in OPERATORS for n in o.names}
+    fns = {"operator.abs": operator.abs, "math.ceil": math.ceil, "math.floor": math.floor,
+           "math.trunc": math.trunc, "builtins.round": round, "math.sqrt": math.sqrt}  # fmt: skip
+    out.update({name: python(fn) for name, fn in fns.items()})
+    return out

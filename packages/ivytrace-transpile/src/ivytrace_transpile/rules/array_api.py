@@ -20,12 +20,20 @@ from ivytrace_ir import ADAPTERS, framework_of
 from ivytrace_ir.opfacts import operator_named
 
 from .. import optable
+from ._common import python_number_rules
 from .registry import RuleTable
 
 if TYPE_CHECKING:  # annotations only
     from ..context import RuleContext
 
-__all__ = ["JAX_RULES", "NUMPY_RULES"]
+__all__ = [
+    "JAX_RULES",
+    "NUMPY_RULES",
+    "add_rules",
+    "as_dtype",
+    "numpy_and_jax",
+    "refuse_ufunc_options",
+]
 
 NUMPY_RULES = RuleTable("numpy")
 """Op name -> rule, for code traced from numpy."""
@@ -38,8 +46,14 @@ _SPACES = {
 """Source framework -> (its function namespace, its array class)."""
 _TABLES = {"numpy": NUMPY_RULES, "jax": JAX_RULES}
 
+# ``x.shape[1] - 1``, ``math.ceil(n / 2)``: Python's operators on tracked sizes and scalars,
+# the same rules as for torch code
+for _name, _fn in python_number_rules().items():
+    for _table in _TABLES.values():
+        _table.add(_name, _fn)
 
-def _add(names: list[str], fn: Callable[..., Any]) -> None:
+
+def add_rules(names: list[str], fn: Callable[..., Any]) -> None:
     """``fn`` under each name, in the table of the framework the name belongs to; a name
     another entry of this module registered first keeps that rule."""
     for name in names:
@@ -48,7 +62,7 @@ def _add(names: list[str], fn: Callable[..., Any]) -> None:
             table.add(name, fn)
 
 
-def _both(*templates: str) -> list[str]:
+def numpy_and_jax(*templates: str) -> list[str]:
     """``"{ns}.sum"``, ``"{arr}.sum"`` -> the numpy and jax names."""
     return [t.format(ns=ns, arr=arr) for ns, arr in _SPACES.values() for t in templates]
 
@@ -68,13 +82,13 @@ def _common(cx: RuleContext) -> str:
     return _canonical(cx, np.result_type(*items))
 
 
-def _as(cx: RuleContext, x: Any, dtype: str) -> Any:
+def as_dtype(cx: RuleContext, x: Any, dtype: str) -> Any:
     if cx.target.is_array(x):
         return x if cx.dtype_of(x) == dtype else cx.target.cast(x, dtype)
     return cx.target.asarray(x, dtype)
 
 
-def _refuse_ufunc_options(kwargs: dict[str, Any]) -> None:
+def refuse_ufunc_options(kwargs: dict[str, Any]) -> None:
     given = sorted(k for k, v in kwargs.items() if v is not None and k != "dtype")
     if given:
         raise NotImplementedError(f"ufunc options {', '.join(given)}")
@@ -82,12 +96,12 @@ def _refuse_ufunc_options(kwargs: dict[str, Any]) -> None:
 
 def _ew(name: str, swap: bool = False) -> Callable[..., Any]:
     def r(cx: RuleContext, *args: Any, **kwargs: Any) -> Any:
-        _refuse_ufunc_options(kwargs)
+        refuse_ufunc_options(kwargs)
         out = cx.out_dtype()
         dt = _common(cx)
         if out.startswith(("float", "complex")) and not dt.startswith(("float", "complex")):
             dt = out  # np.sqrt of ints is a float: compute in the result's type
-        args = tuple(_as(cx, a, dt) for a in args)
+        args = tuple(as_dtype(cx, a, dt) for a in args)
         if swap:
             args = args[::-1]
         return cx.target.ew(name, *args)
@@ -113,34 +127,34 @@ def _spellings(name: str) -> list[str]:
 def _where(cx: RuleContext, cond: Any, *xy: Any) -> Any:
     if len(xy) != 2:
         raise NotImplementedError("where with one argument (nonzero)")
-    cond = _as(cx, cond, "bool")
+    cond = as_dtype(cx, cond, "bool")
     dt = _canonical(
         cx,
         np.result_type(*[a.dtype if framework_of(a) is not None else a for a in cx.ref_args[1:]]),
     )
-    return cx.target.where(cond, _as(cx, xy[0], dt), _as(cx, xy[1], dt))
+    return cx.target.where(cond, as_dtype(cx, xy[0], dt), as_dtype(cx, xy[1], dt))
 
 
-_add(_both("{ns}.where"), _where)
+add_rules(numpy_and_jax("{ns}.where"), _where)
 
 
 def _clip(cx: RuleContext, x: Any, lo: Any = None, hi: Any = None, **kw: Any) -> Any:
-    _refuse_ufunc_options(kw)
+    refuse_ufunc_options(kw)
     dt = cx.out_dtype()
-    y = _as(cx, x, dt)
+    y = as_dtype(cx, x, dt)
     if lo is not None:
-        y = cx.target.ew("maximum", y, _as(cx, lo, dt))
+        y = cx.target.ew("maximum", y, as_dtype(cx, lo, dt))
     if hi is not None:
-        y = cx.target.ew("minimum", y, _as(cx, hi, dt))
+        y = cx.target.ew("minimum", y, as_dtype(cx, hi, dt))
     return y
 
 
-_add([s for n in _both("{ns}.clip", "{arr}.clip") for s in _spellings(n)], _clip)
+add_rules([s for n in numpy_and_jax("{ns}.clip", "{arr}.clip") for s in _spellings(n)], _clip)
 
 # ---- elementwise ops, from the op table
 for _op in optable.unique_ops():
     if _op.category == "elementwise":
-        _add(
+        add_rules(
             [s for fw in _SPACES for n in _op.native_names(fw) for s in _spellings(n)],
             _ew(_op.name),
         )
@@ -149,10 +163,10 @@ for _op in optable.unique_ops():
 for _op in optable.unique_ops():
     if _op.operator:
         _o = operator_named(_op.operator)
-        _add(_both(f"{{arr}}.{_o.dunder}"), _ew(_op.name))
+        add_rules(numpy_and_jax(f"{{arr}}.{_o.dunder}"), _ew(_op.name))
         if _o.reflected:
-            _add(_both(f"{{arr}}.{_o.reflected}"), _ew(_op.name, swap=True))
-_add(_both("{arr}.__abs__"), _ew("abs"))
+            add_rules(numpy_and_jax(f"{{arr}}.{_o.reflected}"), _ew(_op.name, swap=True))
+add_rules(numpy_and_jax("{arr}.__abs__"), _ew("abs"))
 
 
 def _logic(op: str, swap: bool = False) -> Callable[..., Any]:
@@ -164,16 +178,16 @@ def _logic(op: str, swap: bool = False) -> Callable[..., Any]:
 
 
 for _d in ("and", "or", "xor"):
-    _add(_both(f"{{arr}}.__{_d}__"), _logic(_d))
-    _add(_both(f"{{arr}}.__r{_d}__"), _logic(_d, swap=True))
+    add_rules(numpy_and_jax(f"{{arr}}.__{_d}__"), _logic(_d))
+    add_rules(numpy_and_jax(f"{{arr}}.__r{_d}__"), _logic(_d, swap=True))
 
 
 def _relu(cx: RuleContext, x: Any) -> Any:
     return cx.target.ew("maximum", x, cx.target.asarray(0, cx.dtype_of(x)))
 
 
-_add(["jax.nn.relu"], _relu)
-_add(["jax.nn.sigmoid"], _ew("sigmoid"))
+add_rules(["jax.nn.relu"], _relu)
+add_rules(["jax.nn.sigmoid"], _ew("sigmoid"))
 
 
 # ---- array facts
@@ -185,16 +199,16 @@ def _static_fact(cx: RuleContext, x: Any, *a: Any, **k: Any) -> Any:
     return cx.ref_out
 
 
-_add(_both("{arr}.shape", "{ns}.shape"), _shape)
-_add(_both("{arr}.ndim", "{arr}.dtype", "{ns}.ndim"), _static_fact)
+add_rules(numpy_and_jax("{arr}.shape", "{ns}.shape"), _shape)
+add_rules(numpy_and_jax("{arr}.ndim", "{arr}.dtype", "{ns}.ndim"), _static_fact)
 
 
 # ---- reductions
 def _reduction(kind: str) -> Callable[..., Any]:
     def r(cx: RuleContext, x: Any, axis: Any = None, dtype: Any = None, out: Any = None,
           keepdims: bool = False, **kw: Any) -> Any:  # fmt: skip
-        _refuse_ufunc_options({"out": out, **kw})
-        x = _as(cx, x, cx.out_dtype() if kind in ("sum", "mean", "prod") else cx.dtype_of(x))
+        refuse_ufunc_options({"out": out, **kw})
+        x = as_dtype(cx, x, cx.out_dtype() if kind in ("sum", "mean", "prod") else cx.dtype_of(x))
         return cx.target.reduce(kind, x, axis, keepdims)
 
     return r
@@ -203,29 +217,29 @@ def _reduction(kind: str) -> Callable[..., Any]:
 def _extremum(kind: str) -> Callable[..., Any]:
     def r(cx: RuleContext, x: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
           **kw: Any) -> Any:  # fmt: skip
-        _refuse_ufunc_options({"out": out, **kw})
+        refuse_ufunc_options({"out": out, **kw})
         return cx.target.reduce(kind, x, axis, keepdims)
 
     return r
 
 
 for _k in ("sum", "mean", "prod"):
-    _add(_both(f"{{ns}}.{_k}", f"{{arr}}.{_k}"), _reduction(_k))
+    add_rules(numpy_and_jax(f"{{ns}}.{_k}", f"{{arr}}.{_k}"), _reduction(_k))
 for _k, _names in {"max": ("max", "amax"), "min": ("min", "amin")}.items():
-    _add(_both(*[f"{{ns}}.{n}" for n in _names], f"{{arr}}.{_k}"), _extremum(_k))
+    add_rules(numpy_and_jax(*[f"{{ns}}.{n}" for n in _names], f"{{arr}}.{_k}"), _extremum(_k))
 
 
 def _arg(kind: str) -> Callable[..., Any]:
     def r(cx: RuleContext, x: Any, axis: Any = None, out: Any = None, keepdims: bool = False):
-        _refuse_ufunc_options({"out": out})
+        refuse_ufunc_options({"out": out})
         got = getattr(cx.target, kind)(x, axis, keepdims)
-        return _as(cx, got, cx.out_dtype())
+        return as_dtype(cx, got, cx.out_dtype())
 
     return r
 
 
-_add(_both("{ns}.argmax", "{arr}.argmax"), _arg("argmax"))
-_add(_both("{ns}.argmin", "{arr}.argmin"), _arg("argmin"))
+add_rules(numpy_and_jax("{ns}.argmax", "{arr}.argmax"), _arg("argmax"))
+add_rules(numpy_and_jax("{ns}.argmin", "{arr}.argmin"), _arg("argmin"))
 
 
 # ---- shapes and layout
@@ -249,35 +263,38 @@ def _transpose(cx: RuleContext, x: Any, *axes: Any) -> Any:
     return cx.target.transpose(x, [a % rank for a in perm])
 
 
-_add(_both("{ns}.reshape", "{arr}.reshape"), _reshape)
-_add(_both("{ns}.transpose", "{arr}.transpose"), _transpose)
-_add(_both("{arr}.T"), _transpose)  # .T reverses every axis, as transpose() does
-_add(
-    _both("{ns}.expand_dims"),
+add_rules(numpy_and_jax("{ns}.reshape", "{arr}.reshape"), _reshape)
+add_rules(numpy_and_jax("{ns}.transpose", "{arr}.transpose"), _transpose)
+add_rules(numpy_and_jax("{arr}.T"), _transpose)  # .T reverses every axis, as transpose() does
+add_rules(
+    numpy_and_jax("{ns}.expand_dims"),
     lambda cx, x, axis: cx.target.expand_dims(x, axis),
 )
-_add(_both("{ns}.squeeze", "{arr}.squeeze"), lambda cx, x, axis=None: cx.target.squeeze(x, axis))
+add_rules(
+    numpy_and_jax("{ns}.squeeze", "{arr}.squeeze"),
+    lambda cx, x, axis=None: cx.target.squeeze(x, axis),
+)
 
 
 def _joined(kind: str) -> Callable[..., Any]:
     def r(cx: RuleContext, xs: Any, axis: int = 0, out: Any = None, dtype: Any = None) -> Any:
-        _refuse_ufunc_options({"out": out})
+        refuse_ufunc_options({"out": out})
         dt = _canonical(cx, dtype) if dtype is not None else cx.out_dtype()
-        xs = [_as(cx, x, dt) for x in xs]
+        xs = [as_dtype(cx, x, dt) for x in xs]
         return getattr(cx.target, kind)(xs, axis)
 
     return r
 
 
-_add(_both("{ns}.concatenate", "{ns}.concat"), _joined("concat"))
-_add(_both("{ns}.stack"), _joined("stack"))
+add_rules(numpy_and_jax("{ns}.concatenate", "{ns}.concat"), _joined("concat"))
+add_rules(numpy_and_jax("{ns}.stack"), _joined("stack"))
 
 
 def _astype(cx: RuleContext, x: Any, *a: Any, **k: Any) -> Any:
-    return _as(cx, x, cx.out_dtype())
+    return as_dtype(cx, x, cx.out_dtype())
 
 
-_add(_both("{arr}.astype"), _astype)
+add_rules(numpy_and_jax("{arr}.astype"), _astype)
 
 
 def _getitem(cx: RuleContext, x: Any, key: Any) -> Any:
@@ -287,14 +304,14 @@ def _getitem(cx: RuleContext, x: Any, key: Any) -> Any:
     return cx.target.getitem(x, key)
 
 
-_add(_both("{arr}.__getitem__"), _getitem)
+add_rules(numpy_and_jax("{arr}.__getitem__"), _getitem)
 
 
 # ---- linear algebra
 def _matmul(cx: RuleContext, a: Any, b: Any, **kw: Any) -> Any:
-    _refuse_ufunc_options(kw)
+    refuse_ufunc_options(kw)
     dt = _common(cx)
-    return cx.target.matmul(_as(cx, a, dt), _as(cx, b, dt))
+    return cx.target.matmul(as_dtype(cx, a, dt), as_dtype(cx, b, dt))
 
 
 def _dot(cx: RuleContext, a: Any, b: Any, out: Any = None) -> Any:
@@ -303,18 +320,18 @@ def _dot(cx: RuleContext, a: Any, b: Any, out: Any = None) -> Any:
     return _matmul(cx, a, b, out=out)
 
 
-_add(_both("{ns}.matmul", "{arr}.__matmul__"), _matmul)
-_add(_both("{arr}.__rmatmul__"), lambda cx, a, b: _matmul(cx, b, a))
-_add(_both("{ns}.dot", "{arr}.dot"), _dot)
+add_rules(numpy_and_jax("{ns}.matmul", "{arr}.__matmul__"), _matmul)
+add_rules(numpy_and_jax("{arr}.__rmatmul__"), lambda cx, a, b: _matmul(cx, b, a))
+add_rules(numpy_and_jax("{ns}.dot", "{arr}.dot"), _dot)
 
 
 def _einsum(cx: RuleContext, eq: str, *xs: Any, **kw: Any) -> Any:
-    _refuse_ufunc_options({k: v for k, v in kw.items() if k != "optimize"})
+    refuse_ufunc_options({k: v for k, v in kw.items() if k != "optimize"})
     dt = _common(cx)
-    return cx.target.einsum(eq, *[_as(cx, x, dt) for x in xs])
+    return cx.target.einsum(eq, *[as_dtype(cx, x, dt) for x in xs])
 
 
-_add(_both("{ns}.einsum"), _einsum)
+add_rules(numpy_and_jax("{ns}.einsum"), _einsum)
 
 
 def _softmax(cx: RuleContext, x: Any, axis: int = -1, **kw: Any) -> Any:
@@ -323,4 +340,4 @@ def _softmax(cx: RuleContext, x: Any, axis: int = -1, **kw: Any) -> Any:
     return e / t.reduce("sum", e, axis, True)
 
 
-_add(["jax.nn.softmax"], _softmax)
+add_rules(["jax.nn.softmax"], _softmax)

@@ -3,32 +3,15 @@ numbers, and the Tensor dunders (``__add__``, ``__radd__``, ``__iadd__``, ...)."
 
 from __future__ import annotations
 
-import math
-import operator
-
-from ivytrace_ir.opfacts import OPERATORS
-
-from .._common import binary, cast_to, is_array
+from .._common import binary, cast_to, is_array, python_number_rules
 from ..registry import TORCH_RULES, rule
 
 __all__: list[str] = []
 
 
-def _python(fn):
-    """A rule that applies Python's own ``fn`` to the call's values (numbers: sizes and
-    scalars the graph tracks; arrays: the target's operator)."""
-    return lambda cx, *a: fn(*a)
-
-
-# ``operator.add(n, 1)`` and the rest, by their names in opfacts.OPERATORS (``in`` has none)
-for _o in OPERATORS:
-    TORCH_RULES.add([f"operator.{_n}" for _n in _o.names], _python(_o.function))
-TORCH_RULES.add("operator.abs", _python(operator.abs))
-
-
-for _name, _fn in {"math.ceil": math.ceil, "math.floor": math.floor, "math.trunc": math.trunc,
-                   "builtins.round": round, "math.sqrt": math.sqrt}.items():  # fmt: skip
-    TORCH_RULES.add(_name, _python(_fn))
+# ``operator.add(n, 1)``, ``math.ceil(n / 2)`` and the rest: shared by every source table
+for _name, _fn in python_number_rules().items():
+    TORCH_RULES.add(_name, _fn)
 
 
 @rule("torch.Tensor.__and__", "torch.Tensor.__or__", "torch.Tensor.__xor__")

@@ -1,0 +1,274 @@
+"""Rules for numpy and jax code, second family: creation (``asarray``, ``full``,
+``zeros``/``ones`` and their ``_like``, ``arange``), shapes (``broadcast_to``, ``pad``,
+``split``, ``flip``), indexing by arrays (``take``, ``take_along_axis``), scans
+(``cumsum``, ``cumprod``), sorting (``sort``, ``argsort``) and ``remainder`` (``%``).
+
+Each is written once against :class:`~ivytrace_transpile.targets.Target`, calling the
+primitive the torch rule of the same op calls, and registered under the numpy and the jax
+names together where the two agree (``add_rules``/``numpy_and_jax`` of ``array_api``).
+Sizes come from ``target.shape`` (tracked); what a target cannot express is refused.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
+
+from ._common import broadcast_sizes, is_array
+from .array_api import add_rules, as_dtype, numpy_and_jax, refuse_ufunc_options
+
+if TYPE_CHECKING:  # annotations only
+    from ..context import RuleContext
+
+__all__: list[str] = []
+
+
+def _flat(cx: RuleContext, x: Any) -> Any:
+    return cx.target.reshape(x, [-1])
+
+
+def _axis(axis: int, rank: int) -> int:
+    return axis % max(rank, 1)
+
+
+def _rank(cx: RuleContext, x: Any) -> int:
+    return len(cx.target.shape(x))
+
+
+def _sizes(shape: Any) -> list[Any]:
+    return list(shape) if isinstance(shape, tuple | list) else [shape]
+
+
+# ---- creation
+def _asarray(cx: RuleContext, a: Any, dtype: Any = None, *rest: Any, **kw: Any) -> Any:
+    dt = cx.out_dtype()
+    if is_array(a):
+        return as_dtype(cx, a, dt)
+    if isinstance(a, tuple | list) and any(is_array(v) for v in a):
+        return cx.target.stack([_asarray(cx, v) for v in a], 0)
+    return cx.target.asarray(a, dt)
+
+
+add_rules(numpy_and_jax("{ns}.asarray", "{ns}.array"), _asarray)
+
+
+def _full(cx: RuleContext, shape: Any, fill_value: Any, *a: Any, **kw: Any) -> Any:
+    return cx.full(_sizes(shape), fill_value)
+
+
+def _filled(value: int) -> Any:
+    def r(cx: RuleContext, shape: Any, *a: Any, **kw: Any) -> Any:
+        return cx.full(_sizes(shape), value)
+
+    return r
+
+
+def _like(cx: RuleContext, x: Any, *a: Any, shape: Any = None, **kw: Any) -> Any:
+    op = cx.node.op.rsplit(".", 1)[1]
+    if op == "full_like":
+        value = a[0] if a else kw["fill_value"]
+    else:
+        value = 1 if op == "ones_like" else 0
+    return cx.full(cx.target.shape(x) if shape is None else _sizes(shape), value)
+
+
+add_rules(numpy_and_jax("{ns}.full"), _full)
+add_rules(numpy_and_jax("{ns}.zeros"), _filled(0))
+add_rules(numpy_and_jax("{ns}.ones"), _filled(1))
+add_rules(numpy_and_jax("{ns}.zeros_like", "{ns}.ones_like", "{ns}.full_like"), _like)
+
+
+def _arange(cx: RuleContext, start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
+            **kw: Any) -> Any:  # fmt: skip
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    dt = cx.out_dtype()
+    floats = [v for v in (start, stop, step) if isinstance(v, float)]
+    if dt.startswith(("int", "uint")) and floats:
+        if not all(type(v) is float and v.is_integer() for v in floats):
+            raise NotImplementedError("arange of an integer dtype with fractional bounds")
+        start, stop, step = (int(v) if type(v) is float else v for v in (start, stop, step))
+    return cx.target.arange(start, stop, step, dt)
+
+
+add_rules(numpy_and_jax("{ns}.arange"), _arange)
+
+
+# ---- shapes
+def _broadcast_to(cx: RuleContext, x: Any, shape: Any, **kw: Any) -> Any:
+    return cx.target.broadcast_to(as_dtype(cx, x, cx.out_dtype()), _sizes(shape))
+
+
+add_rules(numpy_and_jax("{ns}.broadcast_to"), _broadcast_to)
+
+
+def _pad_widths(pw: Any, rank: int) -> list[tuple[Any, Any]]:
+    """numpy's ``pad_width`` (``n``, ``(before, after)``, ``((b0, a0), ...)``) per axis."""
+    if is_array(pw):
+        raise NotImplementedError("pad widths given as an array")
+    if not isinstance(pw, tuple | list):
+        return [(pw, pw)] * rank
+    if all(not isinstance(p, tuple | list) for p in pw):
+        b, a = (pw[0], pw[0]) if len(pw) == 1 else pw
+        return [(b, a)] * rank
+    rows = [(p[0], p[0]) if len(p) == 1 else (p[0], p[1]) for p in pw]
+    return rows * rank if len(rows) == 1 else rows
+
+
+_PAD_MODES = {"constant": "constant", "edge": "replicate", "reflect": "reflect", "wrap": "circular"}
+"""numpy's pad mode -> the target's (torch's names)."""
+
+
+def _pad(cx: RuleContext, x: Any, pad_width: Any, mode: str = "constant", **kw: Any) -> Any:
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"pad mode={mode!r}")
+    value = kw.pop("constant_values", 0)
+    if kw.pop("reflect_type", "even") != "even":
+        raise NotImplementedError("pad reflect_type='odd'")
+    if kw:
+        raise NotImplementedError(f"pad options {sorted(kw)}")
+    if isinstance(value, tuple | list) or is_array(value):
+        raise NotImplementedError("pad constant_values per axis")
+    pads = _pad_widths(pad_width, _rank(cx, x))
+    ref = cx.ref_args[0].shape
+    if mode != "constant" and any(max(p) > n - (mode == "reflect") for p, n in zip(pads, ref)):
+        raise NotImplementedError(f"pad mode={mode!r} wider than the axis")
+    return cx.target.pad(x, pads, _PAD_MODES[mode], value)
+
+
+add_rules(numpy_and_jax("{ns}.pad"), _pad)
+
+
+def _split(cx: RuleContext, x: Any, indices_or_sections: Any, axis: int = 0) -> Any:
+    t = cx.target
+    ax = _axis(axis, _rank(cx, x))
+    n = t.shape(x)[ax]
+    cut = indices_or_sections
+    if isinstance(cut, int):
+        sizes = [n // cut] * cut
+    elif isinstance(cut, tuple | list) and all(isinstance(i, int) and i >= 0 for i in cut):
+        if list(cut) != sorted(cut) or (cut and cut[-1] > cx.ref_args[0].shape[ax]):
+            raise NotImplementedError("split at unsorted indices or past the end")
+        bounds = [0, *cut]
+        sizes = [b - a for a, b in pairwise(bounds)] + [n - bounds[-1]]
+    else:
+        raise NotImplementedError("split at negative, tracked or array indices")
+    return list(t.split(x, sizes, ax))
+
+
+add_rules(numpy_and_jax("{ns}.split"), _split)
+
+
+def _flip(cx: RuleContext, x: Any, axis: Any = None) -> Any:
+    rank = _rank(cx, x)
+    axes = range(rank) if axis is None else _sizes(axis)
+    return cx.target.flip(x, [_axis(a, rank) for a in axes])
+
+
+add_rules(numpy_and_jax("{ns}.flip"), _flip)
+
+
+# ---- indexing by arrays
+def _indices(cx: RuleContext, idx: Any, n: Any, mode: Any) -> Any:
+    """``idx`` as a target integer array within ``[0, n)``: negatives count from the end
+    (numpy's ``raise``, jax's default), ``clip`` clips, ``wrap`` wraps."""
+    t = cx.target
+    if not t.is_array(idx):
+        idx = t.asarray(idx, "int64")
+    dt = cx.dtype_of(idx)
+    zero = t.asarray(0, dt)
+    if mode == "clip":
+        return t.ew("minimum", t.ew("maximum", idx, zero), as_dtype(cx, n - 1, dt))
+    if mode == "wrap":
+        return t.ew("remainder", idx, as_dtype(cx, n, dt))
+    if mode not in (None, "raise", "fill", "promise_in_bounds"):
+        raise NotImplementedError(f"take mode={mode!r}")
+    return t.where(t.ew("less", idx, zero), idx + as_dtype(cx, n, dt), idx)
+
+
+def _take(cx: RuleContext, x: Any, indices: Any, axis: Any = None, out: Any = None,
+          mode: Any = None, **kw: Any) -> Any:  # fmt: skip
+    refuse_ufunc_options({"out": out, "fill_value": kw.get("fill_value")})
+    t = cx.target
+    if axis is None:
+        x, axis = _flat(cx, x), 0
+    ax = _axis(axis, _rank(cx, x))
+    return t.take(x, _indices(cx, indices, t.shape(x)[ax], mode), ax)
+
+
+add_rules(numpy_and_jax("{ns}.take", "{arr}.take"), _take)
+
+
+def _take_along_axis(cx: RuleContext, x: Any, indices: Any, axis: Any, mode: Any = None,
+                     **kw: Any) -> Any:  # fmt: skip
+    refuse_ufunc_options({"fill_value": kw.get("fill_value")})
+    t = cx.target
+    if axis is None:
+        x, indices, axis = _flat(cx, x), _flat(cx, indices), 0
+    rank = _rank(cx, x)
+    if rank != _rank(cx, indices):
+        raise NotImplementedError("take_along_axis with indices of another rank")
+    ax = _axis(axis, rank)
+    xs, js = list(t.shape(x)), list(t.shape(indices))
+    if [n for i, n in enumerate(cx.ref_args[0].shape) if i != ax] != [
+        n for i, n in enumerate(cx.ref_args[1].shape) if i != ax
+    ]:  # numpy broadcasts the two off ``axis``
+        common = broadcast_sizes(xs[:ax] + xs[ax + 1 :], js[:ax] + js[ax + 1 :])
+        x = t.broadcast_to(x, [*common[:ax], xs[ax], *common[ax:]])
+        indices = t.broadcast_to(indices, [*common[:ax], js[ax], *common[ax:]])
+    return t.take_along_axis(x, _indices(cx, indices, xs[ax], mode), ax)
+
+
+add_rules(numpy_and_jax("{ns}.take_along_axis"), _take_along_axis)
+
+
+# ---- scans and sorting
+def _scan(kind: str) -> Any:
+    def r(cx: RuleContext, x: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+          **kw: Any) -> Any:  # fmt: skip
+        refuse_ufunc_options({"out": out})
+        if axis is None:
+            x, axis = _flat(cx, x), 0
+        x = as_dtype(cx, x, cx.out_dtype())
+        return getattr(cx.target, kind)(x, _axis(axis, _rank(cx, x)))
+
+    return r
+
+
+add_rules(numpy_and_jax("{ns}.cumsum", "{arr}.cumsum"), _scan("cumsum"))
+add_rules(numpy_and_jax("{ns}.cumprod", "{arr}.cumprod"), _scan("cumprod"))
+
+
+def _sorting(kind: str) -> Any:
+    def r(cx: RuleContext, x: Any, axis: Any = -1, kind_: Any = None, order: Any = None, *,
+          stable: Any = True, descending: bool = False, **kw: Any) -> Any:  # fmt: skip
+        if order is not None:
+            raise NotImplementedError(f"{kind} with order=")
+        if axis is None:
+            x, axis = _flat(cx, x), 0
+        got = getattr(cx.target, kind)(x, _axis(axis, _rank(cx, x)), descending)
+        return as_dtype(cx, got, cx.out_dtype())
+
+    return r
+
+
+add_rules(numpy_and_jax("{ns}.sort"), _sorting("sort"))
+add_rules(numpy_and_jax("{ns}.argsort", "{arr}.argsort"), _sorting("argsort"))
+
+
+# ---- remainder: Python's ``%`` (the sign of the divisor), as the torch rule computes it
+def _remainder(swap: bool) -> Any:
+    def r(cx: RuleContext, a: Any, b: Any, *rest: Any, **kw: Any) -> Any:
+        refuse_ufunc_options(kw)
+        if swap:
+            a, b = b, a
+        dt = cx.out_dtype()
+        a, b = as_dtype(cx, a, dt), as_dtype(cx, b, dt)
+        return a - cx.ew("floor_divide", a, b) * b
+
+    return r
+
+
+add_rules(numpy_and_jax("{ns}.remainder", "{ns}.mod", "{arr}.__mod__"), _remainder(False))
+add_rules(numpy_and_jax("{arr}.__rmod__"), _remainder(True))
