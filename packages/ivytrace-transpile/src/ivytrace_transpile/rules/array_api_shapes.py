@@ -171,12 +171,11 @@ add_rules(numpy_and_jax("{ns}.flip"), _flip)
 
 # ---- indexing by arrays
 def _indices(cx: RuleContext, idx: Any, n: Any, mode: Any) -> Any:
-    """``idx`` as a target integer array within ``[0, n)``: negatives count from the end
+    """``idx`` as a target int64 array within ``[0, n)``: negatives count from the end
     (numpy's ``raise``, jax's default), ``clip`` clips, ``wrap`` wraps."""
     t = cx.target
-    if not t.is_array(idx):
-        idx = t.asarray(idx, "int64")
-    dt = cx.dtype_of(idx)
+    dt = "int64"  # every target's gathers take int64 (torch's take only those)
+    idx = as_dtype(cx, idx, dt)
     zero = t.asarray(0, dt)
     if mode == "clip":
         return t.ew("minimum", t.ew("maximum", idx, zero), as_dtype(cx, n - 1, dt))

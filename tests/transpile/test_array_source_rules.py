@@ -1,0 +1,80 @@
+"""numpy and jax code using creation, indexing, scans, sorting, padding and size
+arithmetic (rules/array_api_shapes.py and the shared operator rules), translated to torch
+and to tensorflow and compared with the source at the traced shape and at a new one."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import ivytrace_transpile as it
+from ivytrace_transpile.errors import TranspileError
+from ivytrace_transpile.translate import to_target
+
+
+def _np(x):
+    if isinstance(x, list | tuple):
+        return [_np(v) for v in x]
+    if hasattr(x, "detach"):
+        return x.detach().numpy()
+    return np.asarray(x)
+
+
+def creation(xp, x):
+    n = x.shape[1] - 1  # operator.sub on a tracked size
+    r = xp.arange(n, dtype=xp.float32) * 0.5
+    f = xp.full((x.shape[0], n), 2.0, dtype=xp.float32)
+    z = xp.zeros_like(x) + xp.ones((x.shape[0], 1), dtype=xp.float32)
+    b = xp.broadcast_to(xp.asarray([1.0], dtype=xp.float32), (x.shape[0], n))
+    return x[:, :n] * f + r + b + z[:, 1:] + x.shape[0] * x.shape[1] % 5
+
+
+def indexing(xp, x):
+    i = xp.argsort(x, axis=-1)
+    s = xp.take_along_axis(x, i, axis=-1)
+    t = xp.take(x, xp.asarray([0, -1, 1]), axis=1)
+    c = xp.cumsum(xp.flip(s, axis=0), axis=1)
+    return s + c, t, xp.sort(x, axis=0)
+
+
+def padding(xp, x):
+    a, b = xp.split(xp.pad(x, ((1, 1), (0, 2))), 2, axis=1)
+    e = xp.pad(x, 1, mode="edge")
+    w = xp.pad(x, ((0, 0), (1, 1)), mode="wrap")
+    return a * b, e, w, x % 0.7, xp.cumprod(x, axis=0)
+
+
+_RNG = np.random.default_rng(0)
+X = _RNG.standard_normal((3, 4)).astype(np.float32)
+X_NEW = _RNG.standard_normal((5, 6)).astype(np.float32)
+
+
+@pytest.mark.parametrize("target", ["torch", "tensorflow"])
+@pytest.mark.parametrize("fn", [creation, indexing, padding], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("source", ["numpy", "jax"])
+def test_array_code_translates_at_the_traced_and_a_new_shape(source, fn, target):
+    xp, conv = (np, np.asarray) if source == "numpy" else (jnp, jnp.asarray)
+
+    def f(x):
+        return fn(xp, x)
+
+    tn = it.transpile(f, target=target, args=(conv(X),))
+    assert tn.source_framework == source
+    tgt = it.get_target(target)
+    for x in (X, X_NEW):
+        got, want = _np(tn(to_target(x, tgt))), _np(f(conv(x)))
+        if not isinstance(want, list):
+            got, want = [got], [want]
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_what_a_target_cannot_express_is_refused_naming_the_op():
+    def fn(x):
+        return np.pad(x, 1, mode="symmetric")
+
+    with pytest.raises(TranspileError, match=r"numpy\.pad at .*symmetric"):
+        it.transpile(fn, target="torch", args=(X,))
