@@ -91,6 +91,20 @@ def _eigh(cx, x, UPLO="L", *, out=None):
     return w, v
 
 
+@rule("torch.linalg.eig", "torch.linalg.eigvals")
+def _eig(cx, x, *, out=None):
+    """A general matrix's complex eigenvalues (and unit eigenvectors). torch computes them
+    with LAPACK's geev, as numpy and jax do, so the order and the eigenvectors' phases
+    agree; tensorflow has no such native in the op table (its solver orders them otherwise,
+    which no check at a new input would catch), so it is refused there. numpy answers a
+    real array when every eigenvalue is real: cast to the complex result."""
+    t = cx.target
+    if cx.node.op.endswith("eigvals"):
+        return t.cast(t.linalg("eigvals", x), cx.out_dtype())
+    w, v = t.linalg("eig", x)
+    return t.cast(w, cx.out_dtype(0)), t.cast(v, cx.out_dtype(1))
+
+
 @rule("torch.linalg.qr")
 def _qr(cx, x, mode="reduced", *, out=None):
     if mode != "reduced":
