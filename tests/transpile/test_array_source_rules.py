@@ -78,3 +78,24 @@ def test_what_a_target_cannot_express_is_refused_naming_the_op():
 
     with pytest.raises(TranspileError, match=r"numpy\.pad at .*symmetric"):
         it.transpile(fn, target="torch", args=(X,))
+
+
+@pytest.mark.parametrize("target", ["jax", "tensorflow"])
+def test_a_written_empty_constant_keeps_its_shape(tmp_path, target):
+    """torch.eye(0) folds to a (0, 0) constant; its written literal (``[]``) once lost the
+    shape, so the written package, and anything translated from it, answered (0,)."""
+    import importlib.util
+
+    import torch
+
+    def fn(x):
+        return torch.eye(0) + x
+
+    x = torch.zeros(1, 1)
+    it.transpile(fn, target=target, args=(x,), output_dir=tmp_path)
+    (model,) = tmp_path.glob("*/model.py")
+    spec = importlib.util.spec_from_file_location(f"written_eye_{target}", model)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    got = mod.forward(to_target(x, it.get_target(target)))
+    assert tuple(got.shape) == (0, 0)

@@ -215,12 +215,16 @@ class _StandaloneCodegen(_Codegen):
             f"{_ARRAY_MODULE[framework]}.{dtype_name}", getattr(module, dtype_name)
         )
         values = self._values(arr.tolist() if arr.ndim else arr.item(), arr.dtype)
+        # an empty array's list loses its shape ((0, 0) is ``[]``): it is given again
+        shape = f"{tuple(arr.shape)}" if arr.size == 0 and arr.ndim > 1 else None
         if framework == "tensorflow":
-            return f"{self._tf_constant()}({values}, dtype={dtype})"
+            given = f", shape={shape}" if shape else ""
+            return f"{self._tf_constant()}({values}, dtype={dtype}{given})"
         if arr.ndim == 0:
             return f"{dtype}({values})"
         owner = dtype.rsplit(".", 1)[0]
-        return f"{owner}.asarray({values}, dtype={dtype})"
+        reshaped = f".reshape({shape})" if shape else ""
+        return f"{owner}.asarray({values}, dtype={dtype}){reshaped}"
 
     def _tf_constant(self) -> str:
         tf = sys.modules["tensorflow"]
