@@ -42,7 +42,9 @@ def padding(xp, x):
     a, b = xp.split(xp.pad(x, ((1, 1), (0, 2))), 2, axis=1)
     e = xp.pad(x, 1, mode="edge")
     w = xp.pad(x, ((0, 0), (1, 1)), mode="wrap")
-    return a * b, e, w, x % 0.7, xp.cumprod(x, axis=0)
+    r = xp.roll(x, 2, axis=1) + xp.roll(x, -1).astype(xp.float32)
+    k = xp.repeat(x, 2, axis=0) * xp.any(x > 1.0, axis=1, keepdims=True).repeat(2, axis=0)
+    return a * b, e, w, x % 0.7, xp.cumprod(x, axis=0), r, k, xp.all(x < 3.0)
 
 
 _RNG = np.random.default_rng(0)

@@ -1,7 +1,8 @@
 """Rules for numpy and jax code, second family: creation (``asarray``, ``full``,
 ``zeros``/``ones`` and their ``_like``, ``arange``), shapes (``broadcast_to``, ``pad``,
-``split``, ``flip``), indexing by arrays (``take``, ``take_along_axis``), scans
-(``cumsum``, ``cumprod``), sorting (``sort``, ``argsort``) and ``remainder`` (``%``).
+``split``, ``flip``, ``roll``, ``repeat``), indexing by arrays (``take``,
+``take_along_axis``), scans (``cumsum``, ``cumprod``), ``any``/``all``, sorting (``sort``,
+``argsort``) and ``remainder`` (``%``).
 
 Each is written once against :class:`~ivytrace_transpile.targets.Target`, calling the
 primitive the torch rule of the same op calls, and registered under the numpy and the jax
@@ -169,6 +170,27 @@ def _flip(cx: RuleContext, x: Any, axis: Any = None) -> Any:
 add_rules(numpy_and_jax("{ns}.flip"), _flip)
 
 
+def _roll(cx: RuleContext, x: Any, shift: Any, axis: Any = None) -> Any:
+    t = cx.target
+    if is_array(shift):
+        raise NotImplementedError("roll by an array of shifts")
+    if axis is None:
+        return t.reshape(t.roll(_flat(cx, x), shift, 0), t.shape(x))
+    return t.roll(x, shift, axis)
+
+
+def _repeat(cx: RuleContext, x: Any, repeats: Any, axis: Any = None, **kw: Any) -> Any:
+    if is_array(repeats) or isinstance(repeats, tuple | list):
+        raise NotImplementedError("repeat with a count per element")
+    if axis is None:
+        x, axis = _flat(cx, x), 0
+    return cx.target.repeat(x, repeats, _axis(axis, _rank(cx, x)))
+
+
+add_rules(numpy_and_jax("{ns}.roll"), _roll)
+add_rules(numpy_and_jax("{ns}.repeat", "{arr}.repeat"), _repeat)
+
+
 # ---- indexing by arrays
 def _indices(cx: RuleContext, idx: Any, n: Any, mode: Any) -> Any:
     """``idx`` as a target int64 array within ``[0, n)``: negatives count from the end
@@ -222,7 +244,7 @@ def _take_along_axis(cx: RuleContext, x: Any, indices: Any, axis: Any, mode: Any
 add_rules(numpy_and_jax("{ns}.take_along_axis"), _take_along_axis)
 
 
-# ---- scans and sorting
+# ---- scans, any/all and sorting
 def _scan(kind: str) -> Any:
     def r(cx: RuleContext, x: Any, axis: Any = None, dtype: Any = None, out: Any = None,
           **kw: Any) -> Any:  # fmt: skip
@@ -237,6 +259,19 @@ def _scan(kind: str) -> Any:
 
 add_rules(numpy_and_jax("{ns}.cumsum", "{arr}.cumsum"), _scan("cumsum"))
 add_rules(numpy_and_jax("{ns}.cumprod", "{arr}.cumprod"), _scan("cumprod"))
+
+
+def _any_all(kind: str) -> Any:
+    def r(cx: RuleContext, x: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+          **kw: Any) -> Any:  # fmt: skip
+        refuse_ufunc_options({"out": out, **kw})
+        return cx.target.reduce(kind, as_dtype(cx, x, "bool"), axis, keepdims)
+
+    return r
+
+
+add_rules(numpy_and_jax("{ns}.any", "{arr}.any"), _any_all("any"))
+add_rules(numpy_and_jax("{ns}.all", "{arr}.all"), _any_all("all"))
 
 
 def _sorting(kind: str) -> Any:
