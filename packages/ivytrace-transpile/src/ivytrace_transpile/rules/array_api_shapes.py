@@ -42,6 +42,8 @@ def _sizes(shape: Any) -> list[Any]:
 
 # ---- creation
 def _asarray(cx: RuleContext, a: Any, dtype: Any = None, *rest: Any, **kw: Any) -> Any:
+    if kw.get("ndmin"):
+        raise NotImplementedError("array with ndmin=")
     dt = cx.out_dtype()
     if is_array(a):
         return as_dtype(cx, a, dt)
