@@ -1,6 +1,7 @@
 """Translation rules, one table per source framework: torch (``rules/torch/``, one module
 per op family, helpers in ``_common``), and numpy and jax (one implementation,
-``array_api``, registered under each one's names). The tables are in ``registry``."""
+``array_api`` and ``array_api_shapes``, registered under each one's names). The tables are
+in ``registry``."""
 
 from __future__ import annotations
 

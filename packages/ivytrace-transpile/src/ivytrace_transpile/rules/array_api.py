@@ -5,8 +5,12 @@ The elementwise ops are every ``elementwise`` entry of the op table, under each 
 numpy or jax names (``numpy.add``, ``numpy.ndarray.__add__``, ``jax.Array.__add__``...):
 the op table is the one place that says what they are called. The rest (reductions,
 reshaping, ``matmul``, indexing with plain keys) is written here against
-:class:`~ivytrace_transpile.targets.Target`. Arguments follow numpy's signatures; ufunc
-options (``out=``, ``where=``, ``casting=``) are refused, not ignored.
+:class:`~ivytrace_transpile.targets.Target`; creation, padding, splitting, indexing by
+arrays, scans and sorting are in ``array_api_shapes``, through the public helpers here
+(``add_rules``, ``numpy_and_jax``, ``as_dtype``). Python's operators on tracked sizes
+(``x.shape[1] - 1``) take the rules torch code takes (``_common.python_number_rules``).
+Arguments follow numpy's signatures; ufunc options (``out=``, ``where=``, ``casting=``) are
+refused, not ignored.
 """
 
 from __future__ import annotations
