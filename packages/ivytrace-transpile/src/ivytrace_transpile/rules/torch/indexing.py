@@ -374,3 +374,36 @@ def _stride(cx, x, dim=None):
         strides[d] = 1 if acc is None else acc
         acc = shape[d] if acc is None else acc * shape[d]
     return tuple(strides) if dim is None else strides[dim % rank]
+
+
+@rule("torch.nonzero_static", method=True)
+def _nonzero_static(cx, x, *, size, fill_value=-1, out=None):
+    """The first ``size`` nonzero coordinates (row-major), rows past their count filled with
+    ``fill_value``: the r-th nonzero is found by matching the running count of nonzeros
+    against r = 0..size-1, an (N, size) mask, so the output has the given size and N
+    stays a tracked size."""
+    t = cx.target
+    rank = arg_rank(cx)
+    idt = cx.out_dtype()
+    if rank == 0:
+        return t.full([size, 0], 0, idt)
+    mask = x if cx.dtype_of(x) == "bool" else t.ew("not_equal", x, t.asarray(0, cx.dtype_of(x)))
+    flat = t.reshape(mask, [-1])
+    order = t.cumsum(t.cast(flat, idt), 0) - 1  # each element's rank among the nonzeros
+    slots = t.expand_dims(t.arange(0, size, 1, idt), 0)
+    hit = t.ew("logical_and", t.expand_dims(flat, 1), t.ew("equal", t.expand_dims(order, 1), slots))
+    shape = t.shape(x)
+    n = 1
+    for d in shape:
+        n = n * d
+    pos = t.arange(0, n, 1, idt)
+    found = t.reduce("any", hit, 0)
+    cols, stride = [], 1
+    for d in reversed(range(rank)):
+        q = t.ew("floor_divide", pos, t.asarray(stride, idt))
+        size_d = t.asarray(shape[d], idt)
+        coord = q - t.ew("floor_divide", q, size_d) * size_d  # q mod size_d (q >= 0)
+        picked = t.reduce("sum", t.where(hit, t.expand_dims(coord, 1), t.asarray(0, idt)), 0)
+        cols.append(t.where(found, picked, t.asarray(fill_value, idt)))
+        stride = stride * shape[d]
+    return t.stack(cols[::-1], 1)
