@@ -101,3 +101,24 @@ def test_a_written_empty_constant_keeps_its_shape(tmp_path, target):
     spec.loader.exec_module(mod)
     got = mod.forward(to_target(x, it.get_target(target)))
     assert tuple(got.shape) == (0, 0)
+
+
+def linalg(xp, x):
+    spd = x @ x.T + x.shape[0] * xp.eye(x.shape[0], dtype=xp.float32)
+    sign, logdet = xp.linalg.slogdet(spd)
+    s = xp.linalg.svd(x, compute_uv=False)
+    v = xp.linalg.solve(spd, x[:, 0])
+    return xp.linalg.inv(spd), xp.linalg.det(spd), sign * logdet, xp.linalg.cholesky(spd), s, v
+
+
+@pytest.mark.parametrize("target", ["torch", "tensorflow"])
+@pytest.mark.parametrize("source", ["numpy", "jax"])
+def test_linalg_translates_at_the_traced_and_a_new_shape(source, target):
+    xp, conv = (np, np.asarray) if source == "numpy" else (jnp, jnp.asarray)
+    x, x_new = X[:, :3], X_NEW[:, :5]
+    tn = it.transpile(lambda a: linalg(xp, a), target=target, args=(conv(x),))
+    tgt = it.get_target(target)
+    for a in (x, x_new):
+        got, want = _np(tn(to_target(a, tgt))), _np(linalg(xp, conv(a)))
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)

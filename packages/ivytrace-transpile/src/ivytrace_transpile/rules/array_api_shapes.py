@@ -1,8 +1,9 @@
 """Rules for numpy and jax code, second family: creation (``asarray``, ``full``,
-``zeros``/``ones`` and their ``_like``, ``arange``), shapes (``broadcast_to``, ``pad``,
+``zeros``/``ones`` and their ``_like``, ``arange``, ``eye``), shapes (``broadcast_to``, ``pad``,
 ``split``, ``flip``, ``roll``, ``repeat``), indexing by arrays (``take``,
 ``take_along_axis``), scans (``cumsum``, ``cumprod``), ``any``/``all``, sorting (``sort``,
-``argsort``) and ``remainder`` (``%``).
+``argsort``), ``remainder`` (``%``) and ``linalg`` (inv, det, slogdet, cholesky, solve,
+svd, qr).
 
 Each is written once against :class:`~ivytrace_transpile.targets.Target`, calling the
 primitive the torch rule of the same op calls, and registered under the numpy and the jax
@@ -96,6 +97,18 @@ def _arange(cx: RuleContext, start: Any, stop: Any = None, step: Any = None, dty
 
 
 add_rules(numpy_and_jax("{ns}.arange"), _arange)
+
+
+def _eye(cx: RuleContext, n: Any, m: Any = None, k: int = 0, *a: Any, **kw: Any) -> Any:
+    """``eye(n, m, k)``: the equality of a row and a column range (as the torch rule)."""
+    t = cx.target
+    m = n if m is None else m
+    rows = t.expand_dims(t.arange(0, n, 1, "int64"), 1)
+    eq = t.ew("equal", rows + k if k else rows, t.expand_dims(t.arange(0, m, 1, "int64"), 0))
+    return as_dtype(cx, eq, cx.out_dtype())
+
+
+add_rules(numpy_and_jax("{ns}.eye", "{ns}.identity"), _eye)
 
 
 # ---- shapes
@@ -308,3 +321,66 @@ def _remainder(swap: bool) -> Any:
 
 add_rules(numpy_and_jax("{ns}.remainder", "{ns}.mod", "{arr}.__mod__"), _remainder(False))
 add_rules(numpy_and_jax("{arr}.__rmod__"), _remainder(True))
+
+
+# ---- linear algebra: numpy's signatures are the Target's (``Target.linalg``, ``svd``)
+def _mT(cx: RuleContext, x: Any) -> Any:
+    rank = _rank(cx, x)
+    return cx.target.transpose(x, [*range(rank - 2), rank - 1, rank - 2])
+
+
+def _floats(cx: RuleContext, x: Any, i: int = 0) -> Any:
+    return as_dtype(cx, x, cx.out_dtype(i))
+
+
+def _linalg1(name: str) -> Any:
+    def r(cx: RuleContext, x: Any) -> Any:
+        return cx.target.linalg(name, _floats(cx, x))
+
+    return r
+
+
+def _slogdet(cx: RuleContext, x: Any) -> Any:
+    sign, logabs = cx.target.linalg("slogdet", _floats(cx, x, 1))
+    return sign, logabs
+
+
+def _cholesky(cx: RuleContext, x: Any, *, upper: bool = False, **kw: Any) -> Any:
+    if cx.node.op.startswith("jax.") and kw.get("symmetrize_input", True):
+        # jax's default: the factor of the mean of x and its transpose
+        x = (x + _mT(cx, x)) * 0.5
+    lo = cx.target.linalg("cholesky", _floats(cx, x))
+    return _mT(cx, lo) if upper else lo
+
+
+def _solve(cx: RuleContext, a: Any, b: Any) -> Any:
+    """numpy 2's rule: ``b`` is a vector only when 1-d (else a stack of matrices)."""
+    t = cx.target
+    a, b = _floats(cx, a), _floats(cx, b)
+    if len(cx.ref_args[1].shape) == 1:
+        return t.squeeze(t.linalg("solve", a, t.expand_dims(b, -1)), -1)
+    return t.linalg("solve", a, b)
+
+
+def _svd(cx: RuleContext, x: Any, full_matrices: bool = True, compute_uv: bool = True,
+         hermitian: bool = False, **kw: Any) -> Any:  # fmt: skip
+    if hermitian or kw.get("subset_by_index") is not None:
+        raise NotImplementedError("svd with hermitian= or subset_by_index=")
+    got = cx.target.svd(_floats(cx, x), full_matrices=full_matrices, compute_uv=compute_uv)
+    return tuple(got) if compute_uv else got
+
+
+def _qr(cx: RuleContext, x: Any, mode: str = "reduced") -> Any:
+    if mode != "reduced":
+        raise NotImplementedError(f"qr mode={mode!r}")
+    q, r = cx.target.linalg("qr", _floats(cx, x))
+    return q, r
+
+
+add_rules(numpy_and_jax("{ns}.linalg.inv"), _linalg1("inv"))
+add_rules(numpy_and_jax("{ns}.linalg.det"), _linalg1("det"))
+add_rules(numpy_and_jax("{ns}.linalg.slogdet"), _slogdet)
+add_rules(numpy_and_jax("{ns}.linalg.cholesky"), _cholesky)
+add_rules(numpy_and_jax("{ns}.linalg.solve"), _solve)
+add_rules(numpy_and_jax("{ns}.linalg.svd"), _svd)
+add_rules(numpy_and_jax("{ns}.linalg.qr"), _qr)
