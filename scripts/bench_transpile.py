@@ -94,8 +94,8 @@ def child_cold(model_name: str, target: str) -> None:
 
     import ivytrace  # noqa: F401  (first: lets tensorflow and triton share the process)
     import ivytrace_transpile as it
-    import ivytrace_transpile.api as api
     import ivytrace_transpile.translate as trn
+    import ivytrace_transpile.translated as api
 
     __import__(target)
     imports = time.perf_counter() - t0
@@ -123,8 +123,8 @@ def child_cold(model_name: str, target: str) -> None:
 
         setattr(mod, attr, wrapper)
 
-    # api.trace: the torch trace; api.run_pipeline: passes on the torch graph;
-    # translate.*: inside translate_graph; api.compile_graph: codegen of the target graph.
+    # translated.trace: the torch trace; translated.run_pipeline: passes on the torch graph;
+    # translate.*: inside translate_graph; translated.compile_graph: codegen of the target graph.
     timed(api, "trace", "torch trace")
     timed(api, "run_pipeline", "torch passes")
     timed(trn, "reference_run", "reference run")

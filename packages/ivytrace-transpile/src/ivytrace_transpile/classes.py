@@ -50,7 +50,7 @@ def _inner_translation(cls: type, validate: bool, output_dir: Any, retrace: bool
     """The class of the lazy translation inside one layer of ``cls``."""
     import tensorflow as tf
 
-    from .api import TranslatedCallable
+    from .translated import TranslatedCallable
 
     class _Translated(TranslatedCallable):
         """The lazy translation inside one layer: calls pass the layer's variables."""

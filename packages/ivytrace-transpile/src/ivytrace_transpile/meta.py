@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 
-from .api import TranslatedCallable
 from .errors import TranspileError
 from .outputs import (
     DEFAULT_OUTPUT_DIR,
@@ -52,6 +51,7 @@ from .outputs import (
     render_package,
     weight_layouts,
 )
+from .translated import TranslatedCallable
 
 __all__ = ["MetaTranslation", "has_meta_tensors", "transpile_meta"]
 
