@@ -35,7 +35,12 @@ def indexing(xp, x):
     s = xp.take_along_axis(x, i, axis=-1)
     t = xp.take(x, xp.asarray([0, -1, 1]), axis=1)
     c = xp.cumsum(xp.flip(s, axis=0), axis=1)
-    return s + c, t, xp.sort(x, axis=0)
+    g = (
+        x[xp.asarray([2, 0, -1])]
+        + x[:, [1, -1]][:3, :1]
+        + x[xp.asarray([[0, 1, 2]]), 1][0, :, None]
+    )
+    return s + c, t, xp.sort(x, axis=0), g
 
 
 def padding(xp, x):
