@@ -127,3 +127,34 @@ def test_linalg_translates_at_the_traced_and_a_new_shape(source, target):
         got, want = _np(tn(to_target(a, tgt))), _np(linalg(xp, conv(a)))
         for g, w in zip(got, want, strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+def lax_convs(x, w, wg):
+    from jax import lax
+
+    nhwc = lax.conv_general_dilated(
+        jnp.transpose(x, (0, 2, 3, 1)),
+        jnp.transpose(w, (2, 3, 1, 0)),
+        (1, 1),
+        "SAME",
+        rhs_dilation=(2, 1),
+        dimension_numbers=("NHWC", "HWIO", "NHWC"),
+    )
+    nchw = lax.conv_general_dilated(x, wg, (2, 1), [(1, 0), (2, 1)], feature_group_count=2)
+    return jnp.transpose(nhwc, (0, 3, 1, 2)), nchw
+
+
+@pytest.mark.parametrize("target", ["torch", "tensorflow"])
+def test_lax_conv_general_dilated_translates(target):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 4, 7, 6)).astype(np.float32)
+    x_new = rng.standard_normal((3, 4, 9, 5)).astype(np.float32)
+    w = rng.standard_normal((5, 4, 3, 2)).astype(np.float32)
+    wg = rng.standard_normal((6, 2, 3, 3)).astype(np.float32)
+    tn = it.transpile(lax_convs, target=target, args=tuple(map(jnp.asarray, (x, w, wg))))
+    tgt = it.get_target(target)
+    for a in (x, x_new):
+        got = _np(tn(*(to_target(v, tgt) for v in (a, w, wg))))
+        want = _np(lax_convs(*map(jnp.asarray, (a, w, wg))))
+        for g, v in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, v, rtol=1e-4, atol=1e-4)

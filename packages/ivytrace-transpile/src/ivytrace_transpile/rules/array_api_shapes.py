@@ -384,3 +384,56 @@ add_rules(numpy_and_jax("{ns}.linalg.cholesky"), _cholesky)
 add_rules(numpy_and_jax("{ns}.linalg.solve"), _solve)
 add_rules(numpy_and_jax("{ns}.linalg.svd"), _svd)
 add_rules(numpy_and_jax("{ns}.linalg.qr"), _qr)
+
+
+# ---- jax.lax convolution: to the Target's NC... convolution and back
+def _conv_perms(specs: Any, nd: int) -> tuple[list[int], list[int], list[int]]:
+    """lax's permutations of the operands and result to N C spatial / O I spatial, the
+    spatial dims in the kernel spec's order (as ``lax.conv_general_permutations``)."""
+    sp = "".join(chr(ord("0") + i) for i in range(nd))
+    lhs, rhs, out = specs if specs is not None else ("NC" + sp, "OI" + sp, "NC" + sp)
+    if not all(isinstance(s, str) for s in (lhs, rhs, out)):
+        raise NotImplementedError("conv_general_dilated with dimension numbers as tuples")
+
+    def perm(spec: str, first: str) -> list[int]:
+        rest = sorted(
+            (i for i, c in enumerate(spec) if c not in first), key=lambda i: rhs.index(spec[i])
+        )
+        return [spec.index(first[0]), spec.index(first[1]), *rest]
+
+    return perm(lhs, "NC"), perm(rhs, "OI"), perm(out, "NC")
+
+
+def _conv_general_dilated(cx: RuleContext, lhs: Any, rhs: Any, window_strides: Any,
+                          padding: Any, lhs_dilation: Any = None, rhs_dilation: Any = None,
+                          dimension_numbers: Any = None, feature_group_count: int = 1,
+                          batch_group_count: int = 1, precision: Any = None,
+                          preferred_element_type: Any = None) -> Any:  # fmt: skip
+    t = cx.target
+    nd = _rank(cx, lhs) - 2
+    if lhs_dilation is not None and any(d != 1 for d in lhs_dilation):
+        raise NotImplementedError("conv_general_dilated with lhs_dilation (a transposed conv)")
+    if batch_group_count != 1 or preferred_element_type is not None:
+        raise NotImplementedError("conv_general_dilated with batch_group_count or a dtype")
+    lp, rp, op = _conv_perms(dimension_numbers, nd)
+    wshape = [cx.ref_args[1].shape[i] for i in rp]
+    dilation = list(rhs_dilation or [1] * nd)
+    stride = list(window_strides)
+    if isinstance(padding, str):
+        if padding == "VALID":
+            pads = [(0, 0)] * nd
+        elif padding in ("SAME", "SAME_LOWER") and all(s == 1 for s in stride):
+            total = [(k - 1) * d for k, d in zip(wshape[2:], dilation, strict=True)]
+            lo = [p // 2 if padding == "SAME" else p - p // 2 for p in total]
+            pads = [(a, p - a) for a, p in zip(lo, total, strict=True)]
+        else:
+            raise NotImplementedError(f"conv_general_dilated padding={padding!r} with strides")
+    else:
+        pads = [(a, b) for a, b in padding]
+    x, w = t.transpose(lhs, lp), t.transpose(rhs, rp)
+    y = t.conv(x, w, stride, pads, dilation, feature_group_count, wshape)
+    back = sorted(range(nd + 2), key=lambda i: op[i])
+    return t.transpose(y, back)
+
+
+add_rules(["jax.lax.conv_general_dilated"], _conv_general_dilated)
