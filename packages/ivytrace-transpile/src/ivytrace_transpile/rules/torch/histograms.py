@@ -91,18 +91,24 @@ def _histogram(cx, x, bins, *, range=None, weight=None, density=False, out=None)
     else:
         nb = int(bins)
         lo, hi = _range(cx, x, *(range if range is not None else (0, 0)), dt)
-        step = t.arange(0, nb + 1, 1, dt) * ((hi - lo) / float(nb))
-        edges = t.where(
-            t.ew("equal", t.arange(0, nb + 1, 1, "int32"), t.asarray(nb, "int32")),
-            t.expand_dims(hi, 0) + step * 0.0,
-            lo + step,
-        )
+        edges = _equal_edges(t, lo, hi, nb, dt)
     pos, keep = _edges_pos(cx, x, edges, nb)
     hist = _count(cx, pos, keep, nb, w, dt)
     if density:
         widths = t.getitem(edges, slice(1, None)) - t.getitem(edges, slice(None, -1))
         hist = hist / (t.reduce("sum", hist) * widths)
     return hist, edges
+
+
+def _equal_edges(t, lo, hi, nb, dt):
+    """``nb + 1`` equally spaced edges from ``lo`` to ``hi``, the last exactly ``hi`` (as
+    torch's ``linspace`` ends)."""
+    step = t.arange(0, nb + 1, 1, dt) * ((hi - lo) / float(nb))
+    return t.where(
+        t.ew("equal", t.arange(0, nb + 1, 1, "int32"), t.asarray(nb, "int32")),
+        t.expand_dims(hi, 0) + step * 0.0,
+        lo + step,
+    )
 
 
 @rule("torch.histogramdd")
@@ -124,12 +130,7 @@ def _histogramdd(cx, x, bins, *, range=None, weight=None, density=False, out=Non
     for d, nb in enumerate(bins):
         col = t.getitem(x, (slice(None), d))
         lo, hi = _range(cx, col, *(range[2 * d : 2 * d + 2] if range else (0, 0)), dt)
-        step = t.arange(0, nb + 1, 1, dt) * ((hi - lo) / float(nb))
-        edges = t.where(
-            t.ew("equal", t.arange(0, nb + 1, 1, "int32"), t.asarray(nb, "int32")),
-            t.expand_dims(hi, 0) + step * 0.0,
-            lo + step,
-        )
+        edges = _equal_edges(t, lo, hi, nb, dt)
         pos, ok = _edges_pos(cx, col, edges, nb)
         flat = pos if flat is None else flat * nb + pos
         keep = ok if keep is None else t.ew("logical_and", keep, ok)

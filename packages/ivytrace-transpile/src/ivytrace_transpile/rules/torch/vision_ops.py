@@ -122,17 +122,22 @@ def _pool_axis(t, start, length, bins, size, top=None):
     return t.ew("logical_and", t.ew("greater_equal", pix, lo), t.ew("less", pix, hi))
 
 
+def _rounded_rois(t, x, rois, spatial_scale):
+    """The input's spatial sizes, the ROI corners (x1, y1, x2, y2) scaled and rounded half
+    away from zero as torchvision's pooling rounds them, and a float32 one."""
+    h, w = list(t.shape(x))[2:]
+    r = t.cast(rois, "float32")
+    corners = [_round_half_away(t, r[:, i] * spatial_scale) for i in (1, 2, 3, 4)]
+    return h, w, corners, t.asarray(1.0, "float32")
+
+
 @rule("torch.ops.torchvision.roi_pool", "torch.ops.torchvision.roi_pool.default")
 def _roi_pool(cx, x, rois, spatial_scale, pooled_height, pooled_width):
     """torchvision's roi_pool: per ROI and bin, the maximum over the pixels of the bin (0
     for an empty bin), as masked maxima over each axis in turn; the argmax output is the
     flat index of the first maximal pixel in row-major order, -1 for an empty bin."""
     t = cx.target
-    f32 = "float32"
-    h, w = list(t.shape(x))[2:]
-    r = t.cast(rois, f32)
-    x1, y1, x2, y2 = (_round_half_away(t, r[:, i] * spatial_scale) for i in (1, 2, 3, 4))
-    one = t.asarray(1.0, f32)
+    h, w, (x1, y1, x2, y2), one = _rounded_rois(t, x, rois, spatial_scale)
     my = _pool_axis(t, y1, t.ew("maximum", y2 - y1 + 1.0, one), pooled_height, h)
     mx = _pool_axis(t, x1, t.ew("maximum", x2 - x1 + 1.0, one), pooled_width, w)
     feats = _roi_features(t, x, rois)  # (K, C, H, W)
@@ -197,12 +202,8 @@ def _ps_roi_pool(cx, x, rois, spatial_scale, pooled_height, pooled_width):
     """Position-sensitive roi_pool: the mean of each bin's pixels (0 for an empty bin) in
     its own input channel; ROIs rounded, at least 1x1; bins clipped to the last pixel
     index (torchvision's CPU forward: a bin never reaches the last row or column)."""
-    t = cx.target
-    f32 = "float32"
-    h, w = list(t.shape(x))[2:]
-    r = t.cast(rois, f32)
-    x1, y1, x2, y2 = (_round_half_away(t, r[:, i] * spatial_scale) for i in (1, 2, 3, 4))
-    one = t.asarray(1.0, f32)
+    t, f32 = cx.target, "float32"
+    h, w, (x1, y1, x2, y2), one = _rounded_rois(t, x, rois, spatial_scale)
     my = _pool_axis(t, y1, t.ew("maximum", y2 - y1, one), pooled_height, h, h - 1)
     mx = _pool_axis(t, x1, t.ew("maximum", x2 - x1, one), pooled_width, w, w - 1)
     my, mx = t.cast(my, f32), t.cast(mx, f32)

@@ -264,16 +264,7 @@ def _interpolate_gather(cx, x, size, scale_factor, kind, align_corners, recomput
     t = cx.target
     rank = arg_rank(cx)
     nd = rank - 2
-    in_sizes = list(t.shape(x))[2:]
-    if size is not None:
-        out_sizes = list(size) if isinstance(size, list | tuple) else [size] * nd
-    else:
-        sf = scale_factor if isinstance(scale_factor, list | tuple) else [scale_factor] * nd
-        out_sizes = [math.floor(n * float(f)) for n, f in zip(in_sizes, sf)]
-    scales = [None] * nd
-    if scale_factor is not None and not recompute:
-        sf = scale_factor if isinstance(scale_factor, list | tuple) else [scale_factor] * nd
-        scales = [float(f) for f in sf]
+    in_sizes, out_sizes, scales = _out_sizes_and_scales(t, x, size, scale_factor, nd, recompute)
     for i in range(nd):
         n_in, n_out, axis = in_sizes[i], out_sizes[i], 2 + i
         if kind == "linear" and align_corners:
