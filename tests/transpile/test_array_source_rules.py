@@ -158,3 +158,21 @@ def test_lax_conv_general_dilated_translates(target):
         want = _np(lax_convs(*map(jnp.asarray, (a, w, wg))))
         for g, v in zip(got, want, strict=True):
             np.testing.assert_allclose(g, v, rtol=1e-4, atol=1e-4)
+
+
+def spectra(xp, x):
+    y = xp.fft.irfft(xp.fft.rfft(x, axis=1), n=x.shape[1], axis=1)
+    return y + xp.tile(x, (1, 1)), xp.fft.fft2(x), xp.tile(x[0], (2, 1, 2))
+
+
+@pytest.mark.parametrize("target", ["torch", "tensorflow"])
+@pytest.mark.parametrize("source", ["numpy", "jax"])
+def test_fft_and_tile_translate_at_the_traced_and_a_new_shape(source, target):
+    xp, conv = (np, np.asarray) if source == "numpy" else (jnp, jnp.asarray)
+    tn = it.transpile(lambda a: spectra(xp, a), target=target, args=(conv(X),))
+    tgt = it.get_target(target)
+    for a in (X, X_NEW):
+        got, want = _np(tn(to_target(a, tgt))), _np(spectra(xp, conv(a)))
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)

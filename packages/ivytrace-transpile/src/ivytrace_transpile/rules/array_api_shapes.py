@@ -437,3 +437,43 @@ def _conv_general_dilated(cx: RuleContext, lhs: Any, rhs: Any, window_strides: A
 
 
 add_rules(["jax.lax.conv_general_dilated"], _conv_general_dilated)
+
+
+# ---- tile, relu6, fft
+def _tile(cx: RuleContext, x: Any, reps: Any) -> Any:
+    """numpy's ``tile``: ``reps`` and the rank padded with leading ones to the same length."""
+    t, rank = cx.target, _rank(cx, x)
+    reps = _sizes(reps)
+    if len(reps) > rank:
+        x = t.reshape(x, [1] * (len(reps) - rank) + list(t.shape(x)))
+    return t.tile(x, [1] * (rank - len(reps)) + reps)
+
+
+add_rules(numpy_and_jax("{ns}.tile"), _tile)
+add_rules(
+    ["jax.nn.relu6"],
+    lambda cx, x: cx.target.ew(
+        "minimum",
+        cx.target.ew("maximum", x, cx.target.asarray(0, cx.dtype_of(x))),
+        cx.target.asarray(6, cx.dtype_of(x)),
+    ),
+)
+
+_PAIRED = {"complex128": "float64", "complex64": "float32", "float64": "complex128",
+           "float32": "complex64"}  # fmt: skip
+"""A complex dtype's real part and a float's complex counterpart."""
+
+
+def _fft(kind: str) -> Any:
+    def r(cx: RuleContext, x: Any, *args: Any, **kw: Any) -> Any:
+        out = cx.out_dtype()
+        real_in = kind.startswith("rfft")  # real in, complex out; irfft*: complex in
+        dt = _PAIRED[out] if real_in or kind.startswith("irfft") else out
+        return cx.target.fft(kind, as_dtype(cx, x, dt), *args, **kw)
+
+    return r
+
+
+for _k in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
+           "rfftn", "irfftn"):  # fmt: skip
+    add_rules(numpy_and_jax(f"{{ns}}.fft.{_k}"), _fft(_k))
