@@ -893,6 +893,8 @@ for _name, _samples, _ref in (
     ("qr", lambda: (_s(_wellcond()),), np.linalg.qr),
     ("solve", lambda: (_s(_wellcond(), _f32(3, 2, seed=2)),), np.linalg.solve),
     ("pinv", lambda: (_s(_wellcond()),), np.linalg.pinv),
+    ("eig", lambda: (_s(_wellcond()),), np.linalg.eig),
+    ("eigvals", lambda: (_s(_wellcond()),), np.linalg.eigvals),
 ):  # fmt: skip
     _t(_name, _samples, _ref, tol=(1e-4, 1e-4))
 
@@ -950,6 +952,14 @@ _RULE_UNARY_TESTS = {
     "i1": ("any", _scipy("i1"),),
     "i1e": ("any", _scipy("i1e"),),
     "erfcx": ("any", _scipy("erfcx"),),
+    "bessel_j0": ("any", _scipy("j0"),),
+    "bessel_j1": ("any", _scipy("j1"),),
+    "bessel_y0": ("pos", _scipy("y0"),),
+    "bessel_y1": ("pos", _scipy("y1"),),
+    "modified_bessel_k0": ("pos", _scipy("k0"),),
+    "modified_bessel_k1": ("pos", _scipy("k1"),),
+    "scaled_modified_bessel_k0": ("pos", _scipy("k0e"),),
+    "scaled_modified_bessel_k1": ("pos", _scipy("k1e"),),
 }  # fmt: skip
 
 
