@@ -99,8 +99,9 @@ def test_lstsq_residuals_follow_the_sizes_not_the_example(target):
     g = torch.Generator().manual_seed(0)
     wide = (torch.randn(2, 3, generator=g), torch.randn(2, 3, generator=g))
     tall = (torch.randn(4, 3, generator=g), torch.randn(4, 3, generator=g))
-    # traced with m < n (no residuals): m > n (residuals) refuses by its guard
-    assert _check(f, wide, tall, target) == "refused"
+    # traced with m < n (no residuals): at m > n the residuals come from the tracked sizes
+    # (k * (m > n) as 0/1 arithmetic, not a guard), so one translation answers both
+    assert _check(f, wide, tall, target, atol=1e-3) == "right"
     # traced with m > n: residuals computed, at a new m
     tall2 = (torch.randn(6, 3, generator=g), torch.randn(6, 3, generator=g))
     assert _check(f, tall, tall2, target, atol=1e-3) == "right"

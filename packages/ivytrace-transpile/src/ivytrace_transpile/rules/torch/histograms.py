@@ -112,7 +112,7 @@ def _equal_edges(t, lo, hi, nb, dt):
 
 
 @rule("torch.histogramdd")
-def _histogramdd(cx, x, bins, *, range=None, weight=None, density=False, out=None):
+def _histogramdd(cx, x, bins, range=None, weight=None, density=False, *, out=None):
     """The (N, D) points' D-dimensional histogram over equal-width bins per dimension (a
     bin count per dimension, or one for all): each dimension's bin as ``histogram``'s,
     the flat bin their row-major combination, counted as ``histogram`` counts. Returns
