@@ -162,7 +162,8 @@ def test_lax_conv_general_dilated_translates(target):
 
 def spectra(xp, x):
     y = xp.fft.irfft(xp.fft.rfft(x, axis=1), n=x.shape[1], axis=1)
-    return y + xp.tile(x, (1, 1)), xp.fft.fft2(x), xp.tile(x[0], (2, 1, 2))
+    shifted = xp.fft.ifftshift(xp.fft.fftshift(x, axes=1) * 2) + xp.fft.fftshift(x)
+    return y + xp.tile(x, (1, 1)), xp.fft.fft2(x), xp.tile(x[0], (2, 1, 2)), shifted
 
 
 @pytest.mark.parametrize("target", ["torch", "tensorflow"])

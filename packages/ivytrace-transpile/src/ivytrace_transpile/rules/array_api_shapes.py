@@ -477,3 +477,11 @@ def _fft(kind: str) -> Any:
 for _k in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
            "rfftn", "irfftn"):  # fmt: skip
     add_rules(numpy_and_jax(f"{{ns}}.fft.{_k}"), _fft(_k))
+
+
+def _fftshift(cx: RuleContext, x: Any, axes: Any = None) -> Any:
+    kind = cx.node.op.rsplit(".", 1)[1]
+    return cx.target.fft(kind, x, None if axes is None else tuple(_sizes(axes)))
+
+
+add_rules(numpy_and_jax("{ns}.fft.fftshift", "{ns}.fft.ifftshift"), _fftshift)
