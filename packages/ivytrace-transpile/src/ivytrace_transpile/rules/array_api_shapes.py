@@ -485,3 +485,20 @@ def _fftshift(cx: RuleContext, x: Any, axes: Any = None) -> Any:
 
 
 add_rules(numpy_and_jax("{ns}.fft.fftshift", "{ns}.fft.ifftshift"), _fftshift)
+
+
+def _eigvalsh(cx: RuleContext, x: Any, UPLO: Any = None, **kw: Any) -> Any:
+    """numpy reads one triangle (``UPLO``, lower by default); jax by default the mean of
+    ``x`` and its transpose (``symmetrize_input``)."""
+    t = cx.target
+    x = _floats(cx, x)
+    if cx.node.op.startswith("jax.") and kw.get("symmetrize_input", True):
+        return t.linalg("eigvalsh", (x + _mT(cx, x)) * 0.5)
+    n = t.shape(x)[-1]
+    rows = t.expand_dims(t.arange(0, n, 1, "int64"), 1)
+    cols = t.expand_dims(t.arange(0, n, 1, "int64"), 0)
+    keep = t.ew("greater_equal" if UPLO in (None, "L") else "less_equal", rows, cols)
+    return t.linalg("eigvalsh", t.where(keep, x, _mT(cx, x)))
+
+
+add_rules(numpy_and_jax("{ns}.linalg.eigvalsh"), _eigvalsh)
