@@ -251,3 +251,30 @@ def _quantile(cx, x, q, dim=None, keepdim=False, *, interpolation="linear", out=
     if q_arr and ref_rank(cx.ref_args[1]) == 1:
         out = [t.shape(qv)[0], *out]
     return t.reshape(r, out)
+
+
+@rule("torch.unique_consecutive", method=True)
+def _unique_consecutive(cx, x, return_inverse=False, return_counts=False, dim=None):
+    """The first element of each run of equal elements of the flattened tensor (a mask
+    ``x[i] != x[i - 1]``, the first element always kept; its length depends on the data, as
+    torch's), the run index of every element (``cumsum(mask) - 1``, in ``x``'s shape) and the
+    run lengths (the differences of the kept positions and the length)."""
+    if dim is not None:
+        raise NotImplementedError("unique_consecutive along a dim (flattened only)")
+    t = cx.target
+    flat = t.reshape(x, [-1])
+    n = t.shape(flat)[0]
+    changed = t.ew("not_equal", t.getitem(flat, slice(1, None)), t.getitem(flat, slice(None, -1)))
+    first = t.full([1], True, "bool")
+    keep = t.getitem(t.concat([first, changed], 0), slice(0, n))  # empty stays empty
+    out = [t.boolean_mask(flat, keep)]
+    if return_inverse:
+        runs = t.cumsum(t.cast(keep, "int64"), 0) - 1
+        out.append(t.reshape(runs, list(t.shape(x))))
+    if return_counts:
+        starts = t.boolean_mask(t.arange(0, n, 1, "int64"), keep)
+        ends = t.concat(
+            [t.getitem(starts, slice(1, None)), t.reshape(t.asarray(n, "int64"), [1])], 0
+        )
+        out.append(ends - starts)
+    return out[0] if len(out) == 1 else tuple(out)
