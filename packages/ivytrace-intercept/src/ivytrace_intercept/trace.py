@@ -254,9 +254,12 @@ def trace(
             leaves += flatten(a, is_dynamic, opaque=is_opaque)[0]
             names += _leaf_names(t, k)
 
-    leaves, args, kwargs = _unalias(
-        leaves, names, args, kwargs, arg_parts, kw_parts, is_dynamic, is_opaque
-    )
+    unaliased = _unalias(leaves, names, is_opaque)
+    if unaliased is not None:
+        leaves = unaliased
+        args, kwargs = _with_leaves(
+            leaves, args, kwargs, arg_parts, kw_parts, is_dynamic, is_opaque
+        )
     stateful_pairs: list[tuple[Any, Value]] = []
     for leaf, nm in zip(leaves, names):
         if is_opaque(leaf):
@@ -394,18 +397,10 @@ def _with_leaves(
     return new_args, new_kwargs
 
 
-def _unalias(
-    leaves: list[Any],
-    names: list[str],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    arg_parts: list[TreeDef],
-    kw_parts: list[TreeDef],
-    is_dynamic: Any,
-    is_opaque: Any,
-) -> tuple[list[Any], tuple[Any, ...], dict[str, Any]]:
+def _unalias(leaves: list[Any], names: list[str], is_opaque: Any) -> list[Any] | None:
     """One array passed as several inputs (``f(x, mask, mask)``) handed to ``fn`` as distinct
-    objects, one per input, so that each parameter's uses are recorded against its own input.
+    objects, one per input, so that each parameter's uses are recorded against its own input
+    (the new leaves, or None where no array is passed twice).
 
     Values are named by identity: with one object behind two inputs, every use would be tied
     to one of them, and a later call with two different arrays would be answered wrongly.
@@ -430,11 +425,8 @@ def _unalias(
         first.setdefault(id(leaf), (leaf, nm))
         new.append(leaf)
     if all(a is b for a, b in zip(new, leaves)):
-        return leaves, args, kwargs
-    new_args, new_kwargs = _with_leaves(
-        new, args, kwargs, arg_parts, kw_parts, is_dynamic, is_opaque
-    )
-    return new, new_args, new_kwargs
+        return None
+    return new
 
 
 def _distinct(leaf: Any, first: str, again: str) -> Any:
