@@ -80,3 +80,15 @@ def test_a_refusal_names_the_op_the_line_and_what_would_make_it_work(target):
     assert "torch.special.airy_ai" in msg
     assert "test_errors.py" in msg and "airy_ai(x)" in msg
     assert "would make it work" in msg
+    assert "rules/torch/" in msg and "array_api" not in msg
+
+
+def test_a_refusal_of_numpy_code_points_to_the_numpy_and_jax_rules():
+    def f(x):
+        return np.polyval(x, x)  # no numpy rule
+
+    with pytest.raises(it.UnsupportedOpsError) as info:
+        ivy.transpile(f, source="numpy", target="torch", args=(np.arange(3.0),))
+    msg = str(info.value)
+    assert "numpy.polyval" in msg and "test_errors.py" in msg
+    assert "rules/array_api.py" in msg and "rules/torch/" not in msg

@@ -146,10 +146,16 @@ def unsupported_report(
         lines.append(f"  {op}  x{len(locs)}" + (f"  at {shown}" if shown else ""))
         if reasons and op in reasons:
             lines.append(f"      {reasons[op]}")
-    lines.append(
-        "A translation rule for an op (rules/torch/<family>.py), or for the aten ops PyTorch "
-        "decomposes it into (rules/torch/aten.py), would make it work."
-    )
+    if any(op.startswith("torch.") for op in missing):
+        lines.append(
+            "A translation rule for an op (rules/torch/<family>.py), or for the aten ops "
+            "PyTorch decomposes it into (rules/torch/aten.py), would make it work."
+        )
+    if any(not op.startswith("torch.") for op in missing):
+        lines.append(
+            "A rule for a numpy or jax function (rules/array_api.py or array_api_shapes.py, "
+            "registered for both spellings where they agree) would make it work."
+        )
     return "\n".join(lines)
 
 
