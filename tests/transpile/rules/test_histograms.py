@@ -11,18 +11,11 @@ import torch
 
 import ivytrace_transpile as it
 from ivytrace import transpile
+from ivytrace_transpile.translate import to_target
 
 
 def _to(target, a):
-    if target == "tensorflow":
-        import tensorflow as tf
-
-        return tf.constant(a.numpy())
-    if target == "jax":
-        import jax.numpy as jnp
-
-        return jnp.asarray(a.numpy())
-    return a.numpy()
+    return to_target(a, it.get_target(target))
 
 
 def _flat(out):

@@ -11,6 +11,7 @@ import torch
 
 import ivytrace_transpile as it
 from ivytrace import transpile
+from ivytrace_transpile.translate import to_target
 
 _KINDS = [
     f"{shift}chebyshev_polynomial_{k}" for shift in ("", "shifted_") for k in ("t", "u", "v", "w")
@@ -18,15 +19,7 @@ _KINDS = [
 
 
 def _to(target, a):
-    if target == "tensorflow":
-        import tensorflow as tf
-
-        return tf.constant(a.numpy())
-    if target == "jax":
-        import jax.numpy as jnp
-
-        return jnp.asarray(a.numpy())
-    return a.numpy()
+    return to_target(a, it.get_target(target))
 
 
 def _f(x, n):
