@@ -256,7 +256,7 @@ class TranslatedCallable:
             self.translate(args, kwargs)
         held = self._entries[key]
         failed: list[tuple[Translation, GuardFailure]] = []
-        for entry in list(held):
+        for entry in held:  # reordered only right before returning: no copy per call
             try:
                 out = self._run(entry, args, kwargs)
             except GuardFailure as exc:
