@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ivytrace_ir import GuardFailure, Value, flatten, framework_of, spec_of
+from ivytrace_ir.opfacts import OPERATORS
 
 from .errors import TranspileError
 
@@ -104,11 +105,8 @@ class Decision:
         return text + (f" at {self.where}" if self.where else "")
 
 
-_INFIX = {
-    "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "add": "+",
-    "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
-    "and_": "&", "or_": "|", "xor": "^", "lshift": "<<", "rshift": ">>",
-}  # fmt: skip
+_INFIX = {name: op.symbol for op in OPERATORS if op.arity == 2 for name in op.names}
+"""``operator`` function name -> its infix symbol (from ``opfacts.OPERATORS``)."""
 
 
 def decision_of(tr: Any, exc: GuardFailure) -> Decision:
