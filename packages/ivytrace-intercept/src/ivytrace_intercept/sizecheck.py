@@ -66,6 +66,7 @@ from ivytrace_ir import (
     Value,
     framework_of,
     from_numpy,
+    iter_arg_leaves,
     to_numpy,
 )
 from ivytrace_ir.opfacts import is_view
@@ -227,32 +228,15 @@ def _baked_constant(g: Graph) -> bool:
     near = {s + k for s in sizes for k in _NEAR} | {2 * s for s in sizes}
     halves = {s / 2 for s in sizes if s % 2}
     for n in g.nodes:
-        if n.op == "ivytrace.guard" or _holds_value(n.args) or _holds_value(n.kwargs):
+        leaves = list(iter_arg_leaves((n.args, dict(n.kwargs))))
+        if n.op == "ivytrace.guard" or any(isinstance(x, Value) for x in leaves):
             continue
         for o in n.outputs:
             if isinstance(o.spec, TensorSpec) and o.spec.shape and near & set(o.spec.shape):
                 return True
-        if halves & set(_floats(n.args)):
+        if halves & {x for x in leaves if isinstance(x, float)}:
             return True
     return False
-
-
-def _holds_value(a: Any) -> bool:
-    if isinstance(a, Value):
-        return True
-    if isinstance(a, tuple | list):
-        return any(_holds_value(x) for x in a)
-    if isinstance(a, dict):
-        return any(_holds_value(x) for x in a.values())
-    return False
-
-
-def _floats(a: Any) -> Iterator[float]:
-    if isinstance(a, float):
-        yield a
-    elif isinstance(a, tuple | list):
-        for x in a:
-            yield from _floats(x)
 
 
 def _in_library(path: str) -> bool:
