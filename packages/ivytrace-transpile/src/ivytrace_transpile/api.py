@@ -184,13 +184,36 @@ def _resolve_source(obj: Any, source: str | None, args: Any, kwargs: Any, target
             f"source={source!r} names no framework ivytrace knows: {hint}"
             f"expected one of {', '.join(map(repr, SOURCES))}, or leave source= out"
         )
-    src, why = (source, "source= says so") if source else source_of(obj, args, kwargs, target)
-    if src not in ("torch", "numpy", "jax"):
+    if source:
+        src, why = source, "source= says so"
+    elif _is_tensorflow_module(obj):
+        src, why = "tensorflow", "it is a Keras layer or tf.Module"
+    else:
+        src, why = source_of(obj, args, kwargs, target)
+    if src not in ("torch", "numpy", "jax", "tensorflow"):
         raise NotImplementedError(
             f"translating from {src} ({why}) is not built yet: there are rule tables for "
-            "torch, numpy and jax code; pass source= if the code calls one of those"
+            "torch, tensorflow, numpy and jax code; pass source= if the code calls one of those"
         )
     return src
+
+
+def _is_tensorflow_module(obj: Any) -> bool:
+    """Whether ``obj`` is a Keras layer or model, a ``tf.Module``, or a class of them
+    (their ``__module__`` is ``keras.src...``, which names no source framework)."""
+    tf = sys.modules.get("tensorflow")
+    keras = sys.modules.get("keras")
+    kinds = tuple(
+        k
+        for k in (
+            getattr(tf, "Module", None),
+            getattr(getattr(keras, "layers", None), "Layer", None),
+        )
+        if isinstance(k, type)
+    )
+    if not kinds:
+        return False
+    return isinstance(obj, kinds) or (isinstance(obj, type) and issubclass(obj, kinds))
 
 
 def _translate_object(obj: Any, args: Any, kwargs: Any, how: _How) -> Any:

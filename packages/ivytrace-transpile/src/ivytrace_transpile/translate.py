@@ -175,9 +175,15 @@ def _state_paths(graph: Graph, env: Mapping[int, Any]) -> tuple[dict[int, str], 
         base = paths[owner.id]
         path = base if key in _CONTAINERS else (f"{base}.{key}" if base else str(key))
         out = node.outputs[0]
+        found = env.get(out.id)
+        if framework_of(found) is not None:
+            # a Keras variable is named by its own path (``conv1/kernel``, the names of
+            # ``model.weights``), not the attributes that reached it (``_layers.1._kernel``)
+            keras_path = getattr(found, "path", None)
+            if type(found).__module__.startswith("keras.") and isinstance(keras_path, str):
+                path = keras_path
+            arrays.setdefault(path, found)
         paths[out.id] = path
-        if framework_of(env.get(out.id)) is not None:
-            arrays.setdefault(path, env[out.id])
     return paths, arrays
 
 

@@ -1,0 +1,123 @@
+"""TensorFlow and Keras 3 code as a translation source (issue 21): Keras models (built
+with random weights, no download) and plain tensorflow functions translated to torch, jax,
+numpy and tensorflow, compared with tensorflow at the traced shape and at a new batch size;
+weights named by their Keras variable paths; the unsupported-ops report for tf code."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+import ivytrace_transpile as it  # noqa: E402
+from ivytrace_transpile.errors import UnsupportedOpsError  # noqa: E402
+from ivytrace_transpile.rules import TENSORFLOW_RULES  # noqa: E402
+from ivytrace_transpile.targets import get_target  # noqa: E402
+from ivytrace_transpile.translate import to_target  # noqa: E402
+
+_RNG = np.random.default_rng(0)
+
+
+def _np(x):
+    if isinstance(x, list | tuple):
+        return [_np(v) for v in x]
+    if hasattr(x, "detach"):
+        return x.detach().numpy()
+    return np.asarray(x)
+
+
+def _call(tc, target, *xs):
+    return tc(*(to_target(tf.constant(x), get_target(target)) for x in xs))
+
+
+def _max_err(got, ref) -> float:
+    got, ref = _np(got), _np(ref)
+    if isinstance(ref, list):
+        return max(_max_err(g, r) for g, r in zip(got, ref, strict=True))
+    assert np.shape(got) == np.shape(ref)
+    return float(np.max(np.abs(np.asarray(got, np.float64) - np.asarray(ref, np.float64))))
+
+
+def _small_cnn():
+    inp = keras.Input((12, 12, 3))
+    h = keras.layers.Conv2D(6, 3, padding="same", name="c1")(inp)
+    h = keras.layers.BatchNormalization(name="bn")(h)
+    h = keras.layers.ReLU(max_value=6.0)(h)
+    h = keras.layers.DepthwiseConv2D(3, strides=2, padding="same", name="dw")(h)
+    h = keras.layers.Conv2D(8, 1, activation="swish", name="pw")(h)
+    h = keras.layers.MaxPooling2D(padding="same")(h)
+    h = keras.layers.AveragePooling2D(2, padding="same")(h)
+    h = keras.layers.LayerNormalization(name="ln")(h)
+    h = keras.layers.GlobalAveragePooling2D()(h)
+    h = keras.layers.Dense(5, activation="gelu", name="fc1")(h)
+    out = keras.layers.Dense(3, name="fc2")(h)
+    return keras.Model(inp, out)
+
+
+@pytest.mark.parametrize("target", ["torch", "jax", "numpy", "tensorflow"])
+def test_small_keras_cnn_translates_with_its_weights_by_path(target: str) -> None:
+    model = _small_cnn()
+    x = _RNG.standard_normal((2, 12, 12, 3)).astype(np.float32)
+    tc = it.transpile(model, target=target, args=(tf.constant(x),))
+    assert set(tc.params) == {w.path for w in model.weights}  # "c1/kernel", "bn/gamma" ...
+    for n in (2, 5):  # the traced batch and a new one
+        xb = _RNG.standard_normal((n, 12, 12, 3)).astype(np.float32)
+        assert _max_err(_call(tc, target, xb), model(xb)) < 1e-4
+
+
+def _plain_math(x, y):
+    a = tf.math.reduce_logsumexp(x, axis=-1, keepdims=True)
+    b = tf.nn.softplus(x) - tf.math.log_sigmoid(y) + tf.square(x - y) / (1.0 + tf.abs(y))
+    c = tf.linalg.matmul(x, y, transpose_b=True) @ x
+    d = tf.reduce_sum(tf.nn.l2_normalize(x, axis=1) * 3.0, axis=0)
+    e = tf.where(x > y, tf.nn.elu(x), tf.nn.leaky_relu(y, alpha=0.1))
+    f = tf.concat([tf.nn.log_softmax(x), tf.math.cumsum(y, axis=1, reverse=True)], axis=1)
+    g = tf.tensordot(x, tf.transpose(y), axes=1) + tf.einsum("ij,kj->ik", x, y)
+    m = tf.clip_by_value(x, -0.5, 0.5) + tf.cast(tf.argmax(y, axis=1)[:, None], tf.float32)
+    mean, var = tf.nn.moments(x, axes=[0])
+    return a + b, c, g, d, e, f, m * tf.nn.relu6(x * 4.0), mean + var
+
+
+@pytest.mark.parametrize("target", ["torch", "jax", "numpy", "tensorflow"])
+def test_plain_tf_functions(target: str) -> None:
+    x = _RNG.standard_normal((4, 5)).astype(np.float32)
+    y = _RNG.standard_normal((4, 5)).astype(np.float32)
+    tc = it.transpile(_plain_math, target=target, args=(tf.constant(x), tf.constant(y)))
+    assert _max_err(_call(tc, target, x, y), _plain_math(x, y)) < 1e-4
+    x2 = _RNG.standard_normal((7, 5)).astype(np.float32)
+    y2 = _RNG.standard_normal((7, 5)).astype(np.float32)
+    assert _max_err(_call(tc, target, x2, y2), _plain_math(x2, y2)) < 1e-4
+
+
+def _unsupported(x):
+    return tf.math.bincount(tf.cast(x, tf.int32)) + 1
+
+
+def test_an_op_without_a_rule_is_reported_with_the_users_line() -> None:
+    x = np.array([0.0, 1.0, 1.0, 3.0], np.float32)
+    with pytest.raises(UnsupportedOpsError) as err:
+        it.transpile(_unsupported, target="torch", args=(tf.constant(x),))
+    msg = str(err.value)
+    assert "tensorflow.math.bincount" in msg and "test_keras_source.py" in msg
+
+
+def test_every_tensorflow_rule_key_names_a_real_callable() -> None:
+    import importlib
+
+    def resolve(name):
+        parts = name.split(".")
+        obj = importlib.import_module(parts[0])
+        for p in parts[1:]:
+            obj = getattr(obj, p, None)
+            if obj is None:
+                return None
+        return obj
+
+    dead = sorted(n for n in TENSORFLOW_RULES if resolve(n) is None)
+    assert dead == []
