@@ -129,9 +129,11 @@ def child_cold(model_name: str, target: str) -> None:
     timed(api, "run_pipeline", "torch passes")
     timed(trn, "reference_run", "reference run")
     timed(trn, "to_target", "params/inputs to target")
-    timed(trn, "trace", "translated run")
-    timed(trn, "_check", "validation")
+    timed(trn, "staged_trace", "translated run staged (trace, compile, run)")
+    timed(trn, "trace", "translated run (the trace)")
+    timed(trn, "node_checks", "validation")
     timed(trn, "run_pipeline", "target passes")
+    timed(trn, "fold_params", "weight folding")
     timed(api, "compile_graph", "codegen")
     t0 = time.perf_counter()
     try:

@@ -90,7 +90,7 @@ def to_target(x: Any, target: Target, dtype: str | None = None) -> Any:
                     f"integer type {target.name} uses here (for jax, enable jax_enable_x64)"
                 )
         arr = arr.astype(want)
-    return target.asarray(arr)
+    return target.from_numpy(arr)
 
 
 def compare_output(ref: Any, got: Any) -> tuple[bool, float, str]:

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ivytrace_intercept import IdentityMap, source_hint, trace
+from ivytrace_intercept import IdentityMap, TraceResult, source_hint, trace
 from ivytrace_ir import (
     Const,
     Graph,
@@ -57,6 +57,7 @@ from .reference import (
     to_target,
     validation_error,
 )
+from .staging import NeedsValues, staged_trace
 from .targets import get_target, remembering_transposes
 
 __all__ = [
@@ -215,21 +216,20 @@ def translate_graph(
     tgt = get_target(target)
     paths, state = _state_paths(graph, ref)
     params = {k: to_target(v, tgt) for k, v in state.items()}
-    run = _TranslatedRun(graph, target, rules, ref, paths, state)
 
     def conv_input(x: Any) -> Any:
         return to_target(x, tgt) if framework_of(x) is not None else x
 
     t_args, t_kwargs = map_arg((tuple(args), dict(kwargs)), conv_input)
-    with remembering_transposes():
-        res = trace(run.run, (params, *t_args), t_kwargs, name=name, frameworks=(target,))
+    run = _TranslatedRun(graph, target, rules, ref, paths, state)
+    res, produced = _translated_run(run, params, t_args, t_kwargs)
     _check_no_unrecorded(res.graph, run.consts.values(), target)
     if len(res.graph.outputs) != len(graph.outputs):
         raise TranspileError(
             f"the translated {name!r} returns {len(res.graph.outputs)} arrays where the source "
             f"returns {len(graph.outputs)}"
         )
-    checks = node_checks(graph, run.produced, ref)
+    checks = node_checks(graph, produced, ref)
     if validate:
         bad = next((c for c in checks if not c.ok), None)
         if bad is not None:
@@ -239,6 +239,31 @@ def translate_graph(
     )
     output = unflatten(graph.out_tree, list(res.output))
     return Translation(clean, params, graph, checks, target, output, folds=folds)
+
+
+def _translated_run(
+    run: _TranslatedRun, params: dict[str, Any], t_args: tuple[Any, ...], t_kwargs: dict[str, Any]
+) -> tuple[TraceResult, list[tuple[int, list[Any]]]]:
+    """``run`` traced (the translated graph) and what each node produced: staged where the
+    target stages (``staging.py``: recorded on abstract values, every value computed by one
+    compiled call), else, or where staging needs a concrete value, run eagerly."""
+    name, target = run.graph.meta.name, run.target
+
+    def record(p: dict[str, Any], a: tuple[Any, ...], k: dict[str, Any]) -> TraceResult:
+        run.produced = []
+        with remembering_transposes():
+            return trace(run.run, (p, *a), k, name=name, frameworks=(target,))
+
+    if run.tgt.stages:
+        run.staged = True
+        try:
+            got = staged_trace(run.tgt, record, lambda: run.produced, params, t_args, t_kwargs)
+        finally:
+            run.staged = False
+        if got is not None:
+            return got
+    res = record(params, t_args, t_kwargs)
+    return res, run.produced
 
 
 def _cleaned(
@@ -278,6 +303,7 @@ class _TranslatedRun:
             out.id for n in graph.nodes for out in n.outputs if paths.get(out.id) in state
         }
         self.produced: list[tuple[int, list[Any]]] = []
+        self.staged = False  # running on staged values (``staging.py``)
 
     def leaf_value(self, a: Any, env: dict[int, Any]) -> Any:
         if isinstance(a, Value):
@@ -351,6 +377,10 @@ class _TranslatedRun:
             except TranspileError:
                 raise
             except Exception as exc:
+                if self.staged:  # no values to name an earlier divergence with: run eagerly
+                    if isinstance(exc, self.tgt.abstract_errors):
+                        raise
+                    raise NeedsValues(f"node {i} {node.op}") from exc
                 raise_first_divergence(graph, self.produced, ref)
                 where = (
                     f" at {node.meta.source}: {node.meta.source.code}" if node.meta.source else ""
