@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ivytrace_ir import Graph, Node, TensorSpec, Value
-from ivytrace_passes.interpret import call_node
+from ivytrace_ir import Graph, Node, ScalarSpec, TensorSpec, Value
+from ivytrace_passes.interpret import call_node, tree_leaves
 
 __all__ = ["Fold", "fold_params", "stager"]
 
@@ -71,18 +71,67 @@ def _step(node: Node, before: Any) -> Step:
     return ("unknown", None)
 
 
+_SIZE_READS = frozenset({"shape", "get_shape", "size", "ndim", "dim", "numel", "__len__"})
+"""Ops that read an array's sizes, not its values (last part of the op name)."""
+
+
+def _sizes_of_params(graph: Graph, params: dict[str, Any]) -> Graph:
+    """Reads of a parameter's sizes as the numbers they are: the weights are fixed, their
+    shapes never change between calls, so ``w.shape[0]`` is a literal in the translated
+    graph (a rule that reads a kernel's sizes as tracked ints, right for arrays passed as
+    inputs, leaves the weight's rearrangement foldable). The size arithmetic and the guards
+    on them are then evaluated and dropped by ``cache_arrays`` and ``prune``."""
+    from ivytrace_passes.edit import with_nodes
+
+    env = {v.id: params[key] for v, key in zip(graph.inputs, params)}
+    subst: dict[int, Any] = {}
+    for node in graph.nodes:
+        if (
+            node.op.rsplit(".", 1)[-1] not in _SIZE_READS
+            or not node.outputs
+            or not all(isinstance(o.spec, ScalarSpec) for o in node.outputs)
+            or not all(v.id in env for v in node.inputs())
+            or not any(True for _ in node.inputs())
+        ):
+            continue
+        try:
+            leaves = tree_leaves(node.out_tree, call_node(node, env, graph.constants))
+        except Exception:  # left as it is: a tracked read, as before
+            continue
+        if len(leaves) == len(node.outputs) and all(_is_int(x) for x in leaves):
+            subst.update({o.id: int(x) for o, x in zip(node.outputs, leaves)})
+    if not subst:
+        return graph
+    kept = [n for n in graph.nodes if not (n.outputs and all(o.id in subst for o in n.outputs))]
+    return with_nodes(graph, kept, subst)
+
+
+def _is_int(x: Any) -> bool:
+    try:
+        return not isinstance(x, bool | float) and int(x) == x
+    except (TypeError, ValueError):
+        return False
+
+
 def fold_params(
     graph: Graph, params: dict[str, Any], stage: Callable[[Any], Any] = lambda f: f
 ) -> tuple[Graph, dict[str, Any], dict[str, Fold]]:
     """Weights stored in the layout the target uses them in, converted once here instead of
     on every call: a parameter read only by a rearrangement of it alone (a conv kernel's
     OIHW -> HWIO transpose, a linear weight's transpose) is replaced by that rearrangement,
-    under the same ``state_dict`` key (same values, another layout). Repeats along chains.
-    Arithmetic on weights is not folded: a key keeps naming the weight it names in torch.
+    under the same ``state_dict`` key (same values, another layout). Repeats along chains
+    (a transpose, then a reshape). Reads of a parameter's sizes are literals first
+    (:func:`_sizes_of_params`): a reshape whose target shape was computed from the weight's
+    own sizes is a rearrangement of the weight alone. Arithmetic on weights is not folded:
+    a key keeps naming the weight it names in torch.
     Returns the graph, the weights, and what was done to each weight folded (by key)."""
+    from ivytrace_passes import cache_arrays, prune, run_pipeline
     from ivytrace_passes.edit import substitute, substitute_node
 
     params = dict(params)
+    graph = run_pipeline(
+        graph, [("param_sizes", lambda g: _sizes_of_params(g, params)), cache_arrays, prune]
+    )
     inputs = list(graph.inputs)
     nodes = graph.nodes
     users: dict[int, list[int]] = collections.defaultdict(list)
@@ -95,8 +144,9 @@ def fold_params(
     steps: dict[str, list[Step]] = {}  # key -> what they do
     for k, key in enumerate(params):
         p = inputs[k]
+        cur = p.id  # the value the next rearrangement would read
         while True:  # along a chain: transpose, then reshape, ...
-            us = users.get(p.id, [])
+            us = users.get(cur, [])
             if len(us) != 1:
                 break
             n = nodes[us[0]]
@@ -107,17 +157,17 @@ def fold_params(
                 or n.meta.mutates
                 or len(n.outputs) != 1
                 or not isinstance(n.outputs[0].spec, TensorSpec)
-                or any(v.id != p.id for v in n.inputs())
+                or any(v.id != cur for v in n.inputs())
             ):
                 break
-            chains.setdefault(key, []).append((n, p.id))
+            chains.setdefault(key, []).append((n, cur))
             steps.setdefault(key, []).append(_step(n, p.spec))
             out = n.outputs[0]
             dropped.add(us[0])
             p = Value(inputs[k].id, out.spec)
             inputs[k] = p
             subst[out.id] = p
-            users[p.id] = users.get(out.id, [])
+            cur = out.id
     if not dropped:
         return graph, params, {}
 
