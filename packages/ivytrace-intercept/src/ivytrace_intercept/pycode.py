@@ -38,9 +38,9 @@ module); never the frameworks, the standard library, ivytrace or its tests' runn
 Functions are those a module's globals hold (and ``__wrapped__`` chains), and the methods,
 static and class methods and properties of classes the package defines.
 
-Process state: :data:`_REWRITES`, a cache of each code object's analysis and rewritten
-copies, weakly keyed by code object (a code object's rewrite is a pure function of the code
-and of what its global names resolve to, part of the key); see docs/architecture.md.
+Process state: :data:`_REWRITES` (each code object's rewritten copy, by identity, dropped
+with the code object) and :data:`_SCANS` (each module's functions with something to
+rewrite, weakly, and the packages it names); see docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -112,8 +112,10 @@ _int.__name__ = _int.__qualname__ = "int"
 _float.__name__ = _float.__qualname__ = "float"
 _sqrt.__name__ = _sqrt.__qualname__ = "sqrt"
 
-_CALLEES: dict[Any, Any] = {int: _int, float: _float, math.sqrt: _sqrt}
-"""What a global called by name is replaced with (by the object the name resolves to)."""
+_MATH_SQRT = math.sqrt
+_CALLEES: tuple[tuple[Any, Any], ...] = ((int, _int), (float, _float), (math.sqrt, _sqrt))
+"""What a global called by name is replaced with (by the object the name resolves to, matched
+by identity)."""
 
 
 class _Math:
@@ -147,11 +149,21 @@ class _Site:
         self.arg = arg  # the name index (globals) or the constant index (literals)
 
 
-_REWRITES: weakref.WeakKeyDictionary[types.CodeType, tuple[tuple[tuple[str, Any], ...], Any]]
-_REWRITES = weakref.WeakKeyDictionary()
-"""Code object -> (the global names it rewrites with what each resolved to, the rewritten
-code or None). Weak: an entry goes with its code object; reused while the names resolve
-to the same objects."""
+_REWRITES: dict[int, tuple[weakref.ref[types.CodeType], tuple[tuple[str, Any], ...], Any]] = {}
+"""``id`` of a code object -> (a weak reference to it, the global names it rewrites with
+what each resolved to, the rewritten code or None), reused while the names resolve to the
+same objects; an entry goes with its code object. By identity, not a ``WeakKeyDictionary``:
+code objects hash and compare by content, which is slow and makes equal code objects of
+two functions (with other globals) one key."""
+
+
+def _forget(key: int) -> Any:
+    def callback(ref: Any) -> None:
+        hit = _REWRITES.get(key)
+        if hit is not None and hit[0] is ref:
+            del _REWRITES[key]
+
+    return callback
 
 
 def _instructions(co_code: bytes) -> list[tuple[int, int, int, int]]:
@@ -247,10 +259,7 @@ def _replacement(site: _Site, code: types.CodeType, globals_: dict[str, Any]) ->
         return FloatOperand(code.co_consts[site.arg])
     obj = _resolve(code.co_names[site.arg], globals_)
     if site.kind == "call":
-        try:
-            return _CALLEES.get(obj)
-        except TypeError:  # unhashable
-            return None
+        return next((new for old, new in _CALLEES if obj is old), None)
     return _MATH if obj is math else None
 
 
@@ -274,13 +283,18 @@ def rewrite_code(code: types.CodeType, globals_: dict[str, Any]) -> types.CodeTy
     """``code`` with its ``int``/``float``/``math.sqrt`` calls, ``math`` reads and left float
     literals loading the tracked-aware objects (see the module's doc), or None where
     nothing is rewritten. Cached by code object while its rewritten names resolve alike."""
-    hit = _REWRITES.get(code)
-    if hit is not None and all(_resolve(n, globals_) is obj for n, obj in hit[0]):
-        return hit[1]  # type: ignore[no-any-return]
-    if not any(type(c) is float for c in code.co_consts) and not any(
-        _is_replaced(_resolve(n, globals_)) for n in code.co_names
+    key = id(code)
+    hit = _REWRITES.get(key)
+    if (
+        hit is not None
+        and hit[0]() is code
+        and all(_resolve(n, globals_) is obj for n, obj in hit[1])
     ):
-        _REWRITES[code] = ((), None)  # nothing to rewrite (the common case, decided fast)
+        return hit[2]  # type: ignore[no-any-return]
+    if not any(type(c) is float for c in code.co_consts) and not _names_replaced(
+        code.co_names, globals_
+    ):
+        return None  # nothing to rewrite: the common case, decided fast and not cached
         return None
     consts = list(code.co_consts)
     raw = bytearray(code.co_code)
@@ -306,18 +320,26 @@ def rewrite_code(code: types.CodeType, globals_: dict[str, Any]) -> types.CodeTy
     out = code.replace(co_code=bytes(raw), co_consts=tuple(consts)) if changed else None
     # Checked again on reuse: the names that resolved to what is replaced (a name that
     # comes to resolve to ``int`` later is only missed, and its size guarded as before).
-    _REWRITES[code] = (tuple((n, o) for n, o in checks if _is_replaced(o)), out)
+    relevant = tuple((n, o) for n, o in checks if _is_replaced(o))
+    _REWRITES[key] = (weakref.ref(code, _forget(key)), relevant, out)
     return out
 
 
 def _is_replaced(obj: Any) -> bool:
     """Whether a global resolving to ``obj`` is replaced (``math``, or a callee)."""
-    if obj is math:
-        return True
-    try:
-        return obj in _CALLEES
-    except TypeError:  # unhashable
-        return False
+    return obj is math or obj is int or obj is float or obj is _MATH_SQRT
+
+
+def _names_replaced(names: tuple[str, ...], globals_: dict[str, Any]) -> bool:
+    """Whether any of ``names`` resolves to what is replaced: a module global (``math``,
+    ``from math import sqrt``) or, not shadowed, the builtins ``int`` and ``float``."""
+    for n in names:
+        if n in globals_:
+            if _is_replaced(globals_[n]):
+                return True
+        elif n in ("int", "float"):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------- which functions
@@ -402,8 +424,9 @@ def _global_names(code: types.CodeType) -> Iterator[str]:
 
 
 class _Scan:
-    """What one package holds, as last scanned: its functions with something to rewrite
-    (weakly), the packages its modules' globals name, and whether it works with arrays."""
+    """What one module holds, as last scanned: the functions of its package it holds that
+    have something to rewrite (weakly), the packages its globals name, and whether it works
+    with arrays (holds a framework module or a framework's function or class)."""
 
     __slots__ = ("fingerprint", "functions", "names", "uses_arrays")
 
@@ -415,52 +438,55 @@ class _Scan:
 
 
 _SCANS: dict[str, _Scan] = {}
-"""Top-level package -> its last :class:`_Scan`, reused while its modules and the number of
-their globals are unchanged (a function rebound in place is missed until then: it is not
+"""Module name -> its last :class:`_Scan`, reused while the module object and its number of
+globals are unchanged (a function rebound in place is missed until then: it is not
 rewritten, so its sizes are guarded as without this module, never answered wrongly)."""
 
 
-def _scan(pkg: str, mods: list[types.ModuleType]) -> _Scan:
-    fingerprint = tuple((id(m), len(m.__dict__)) for m in mods)
-    hit = _SCANS.get(pkg)
+def _scan(name: str, mod: types.ModuleType) -> _Scan:
+    fingerprint = (id(mod), len(mod.__dict__))
+    hit = _SCANS.get(name)
     if hit is not None and hit.fingerprint == fingerprint:
         return hit
+    pkg = name.partition(".")[0]
     funcs: dict[int, types.FunctionType] = {}
     names: set[str] = set()
-    arrays = False
-    for mod in mods:
-        for v in list(vars(mod).values()):
-            _collect(v, pkg, funcs)
-            other = _package_of(v)
-            if other and other != pkg:
-                names.add(other)
-                arrays = arrays or other in _FRAMEWORKS
+    for v in list(vars(mod).values()):
+        _collect(v, pkg, funcs)
+        other = _package_of(v)
+        if other and other != pkg:
+            names.add(other)
     rewritable = [weakref.ref(f) for f in funcs.values() if rewrite_code(f.__code__, f.__globals__)]
+    arrays = not names.isdisjoint(_FRAMEWORKS)
     scan = _Scan(fingerprint, rewritable, {n for n in names if not _excluded(n)}, arrays)
-    _SCANS[pkg] = scan
+    _SCANS[name] = scan
     return scan
 
 
 def reachable_functions(fn: Any) -> list[types.FunctionType]:
     """The functions with something to rewrite that :func:`tracking_code` rewrites for a
     trace of ``fn`` (see the module's doc for the policy)."""
-    by_pkg: dict[str, list[types.ModuleType]] = {}
+    by_pkg: dict[str, list[tuple[str, types.ModuleType]]] = {}
     for name, mod in list(sys.modules.items()):
         top = name.partition(".")[0]
         if isinstance(mod, types.ModuleType) and not _excluded(top):
-            by_pkg.setdefault(top, []).append(mod)
+            by_pkg.setdefault(top, []).append((name, mod))
     todo = sorted(_roots(fn))
     done: set[str] = set(todo)
-    out: list[types.FunctionType] = []
+    out: dict[int, types.FunctionType] = {}
     while todo:
-        pkg = todo.pop()
-        scan = _scan(pkg, by_pkg.get(pkg, []))
-        out += [f for f in (r() for r in scan.functions) if f is not None]
-        for other in scan.names:
-            if other not in done and other in by_pkg and _scan(other, by_pkg[other]).uses_arrays:
-                done.add(other)
-                todo.append(other)
-    return out
+        scans = [_scan(n, m) for n, m in by_pkg.get(todo.pop(), ())]
+        for scan in scans:
+            for ref in scan.functions:
+                f = ref()
+                if f is not None:
+                    out[id(f)] = f
+        for other in {n for scan in scans for n in scan.names}:
+            if other not in done and other in by_pkg:
+                if any(_scan(n, m).uses_arrays for n, m in by_pkg[other]):
+                    done.add(other)
+                    todo.append(other)
+    return list(out.values())
 
 
 def _collect(v: Any, pkg: str, funcs: dict[int, types.FunctionType]) -> None:
