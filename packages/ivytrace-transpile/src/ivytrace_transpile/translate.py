@@ -47,7 +47,7 @@ from .binding import bind
 from .context import Rule, RuleContext
 from .decompose import decomposition_gap, needs_decomposition, with_decompositions
 from .errors import NodeCheck, TranspileError, UnsupportedOpsError
-from .folding import Fold, fold_params, stager
+from .folding import Fold, fold_params
 from .reference import (
     compare_output,
     node_checks,
@@ -279,7 +279,7 @@ def _cleaned(
         from .layout import optimize_transposes
 
         clean = run_pipeline(clean, [optimize_transposes])
-    return fold_params(clean, params, stager(target))
+    return fold_params(clean, params, get_target(target).once)
 
 
 class _TranslatedRun:

@@ -145,6 +145,12 @@ class Target:
         """Whether ``x`` is a staged (abstract) value of this target."""
         return False
 
+    def once(self, fn: Any) -> Any:
+        """``fn`` (a function of target arrays) as one program that runs once, at conversion
+        (the weights' rearrangement): as it is, or compiled where eager dispatch compiles
+        every op (jax)."""
+        return fn
+
     def run_staged(self, fn: Any, params: list[Any], leaves: list[Any]) -> list[Any]:
         """``fn(params, leaves)`` (which returns a list of arrays) traced on staged values,
         with a trace of this target recording the calls made on them, compiled and run
