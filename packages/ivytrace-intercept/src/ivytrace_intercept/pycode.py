@@ -451,11 +451,15 @@ def _scan(name: str, mod: types.ModuleType) -> _Scan:
     pkg = name.partition(".")[0]
     funcs: dict[int, types.FunctionType] = {}
     names: set[str] = set()
-    for v in list(vars(mod).values()):
-        _collect(v, pkg, funcs)
-        other = _package_of(v)
-        if other and other != pkg:
-            names.add(other)
+    try:
+        for v in list(vars(mod).values()):
+            _collect(v, pkg, funcs)
+            other = _package_of(v)
+            if other and other != pkg:
+                names.add(other)
+    except Exception:  # a global whose type checks run code (a lazy proxy) and fail: skip
+        funcs.clear()
+        names.clear()
     rewritable = [weakref.ref(f) for f in funcs.values() if rewrite_code(f.__code__, f.__globals__)]
     arrays = not names.isdisjoint(_FRAMEWORKS)
     scan = _Scan(fingerprint, rewritable, {n for n in names if not _excluded(n)}, arrays)

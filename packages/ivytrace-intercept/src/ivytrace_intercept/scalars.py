@@ -58,9 +58,12 @@ def tracked_apply(fn: Any, *args: Any) -> Any:
     """``fn(*args)`` for a recorded scalar node replayed on tracked values (``operator.mul(0.5,
     n)``): where a plain float meets a tracked int on its right, ``float``'s own arithmetic
     would read the int without asking it and give a plain, baked float; the float is handed
-    over as a :class:`FloatOperand` so the result stays tracked."""
+    over as a :class:`FloatOperand` so the result stays tracked. ``math.sqrt``, which reads
+    ``__float__``, is a tracked call."""
     if len(args) == 2 and type(args[0]) is float and type(args[1]) is TrackedInt:
         return fn(FloatOperand(args[0]), args[1])
+    if fn is math.sqrt:  # reads __float__, which would guard: a node instead
+        return tracked_call("math.sqrt", fn, *args)
     return fn(*args)
 
 
