@@ -16,7 +16,8 @@ tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
 import ivytrace_transpile as it  # noqa: E402
-from ivytrace_transpile.errors import UnsupportedOpsError  # noqa: E402
+from ivytrace_intercept import UnrecordedArrayWarning  # noqa: E402
+from ivytrace_transpile.errors import TranspileError, UnsupportedOpsError  # noqa: E402
 from ivytrace_transpile.rules import TENSORFLOW_RULES  # noqa: E402
 from ivytrace_transpile.targets import get_target  # noqa: E402
 from ivytrace_transpile.translate import to_target  # noqa: E402
@@ -71,6 +72,60 @@ def test_small_keras_cnn_translates_with_its_weights_by_path(target: str) -> Non
         assert _max_err(_call(tc, target, xb), model(xb)) < 1e-4
 
 
+_L = keras.layers
+_LAYERS = {
+    "conv1d_causal": ((10, 4), lambda i: _L.GlobalMaxPooling1D()(
+        _L.Conv1D(5, 3, padding="causal", dilation_rate=2)(i))),
+    "conv2d_transpose": ((6, 6, 3), lambda i: _L.Conv2DTranspose(4, 3, strides=2,
+                                                                 padding="same")(i)),
+    "upsampling": ((5, 6, 3), lambda i: _L.Concatenate()([
+        _L.UpSampling2D(2)(i), _L.UpSampling2D(2, interpolation="bilinear")(i)])),
+    "separable": ((8, 8, 3), lambda i: _L.SeparableConv2D(4, 3, padding="same")(i)),
+    "pad_crop_flatten": ((8, 8, 3), lambda i: _L.Dense(2)(_L.Flatten()(
+        _L.Cropping2D(1)(_L.ZeroPadding2D(2)(i))))),
+    "reshape_permute": ((4, 6), lambda i: _L.Concatenate()([
+        _L.Reshape((6, 4))(i), _L.Permute((2, 1))(i)])),
+    "attention": ((5, 8), lambda i: _L.Add()([_L.MultiHeadAttention(2, 4)(i, i),
+                                              _L.Attention()([i, i])])),
+    "group_norm": ((6, 6, 4), lambda i: _L.GroupNormalization(2)(_L.LayerNormalization()(i))),
+    "activations": ((7,), lambda i: _L.Concatenate()([_L.Activation(a)(i) for a in (
+        "tanh", "sigmoid", "softplus", "softsign", "selu", "elu", "hard_sigmoid",
+        "exponential", "mish", "hard_silu", "leaky_relu", "log_softmax", "softmax")])),
+    "prelu_dropout": ((7,), lambda i: _L.Softmax()(_L.PReLU()(_L.Dropout(0.5)(i)))),
+    "pool3d": ((4, 4, 4, 2), lambda i: _L.GlobalAveragePooling3D()(_L.MaxPooling3D(2)(i))),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("target", ["numpy", pytest.param("torch", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("case", sorted(_LAYERS))
+def test_keras_layers(case: str, target: str) -> None:
+    shape, build = _LAYERS[case]
+    inp = keras.Input(shape)
+    model = keras.Model(inp, build(inp))
+    x = _RNG.standard_normal((2, *shape)).astype(np.float32)
+    tc = it.transpile(model, target=target, args=(tf.constant(x),), retrace=False)
+    x3 = _RNG.standard_normal((3, *shape)).astype(np.float32)
+    assert _max_err(_call(tc, target, x3), model(x3)) < 1e-4
+
+
+def test_a_recurrent_layer_is_refused_not_baked() -> None:
+    """Keras's LSTM on tensorflow runs a ``tf.while_loop`` whose ``TensorArray`` the tracer
+    does not record: its output would be a constant of the traced inputs. Refused."""
+    inp = keras.Input((5, 3))
+    model = keras.Model(inp, keras.layers.LSTM(4)(inp))
+    x = _RNG.standard_normal((2, 5, 3)).astype(np.float32)
+    with (
+        pytest.warns(UnrecordedArrayWarning),
+        pytest.raises(TranspileError, match="did not record"),
+    ):
+        it.transpile(model, target="numpy", args=(tf.constant(x),))
+
+
+def test_writing_a_keras_package_is_refused_up_front(tmp_path) -> None:
+    with pytest.raises(NotImplementedError, match="Keras model"):
+        it.transpile(_small_cnn(), target="torch", output_dir=tmp_path)
+
+
 def _plain_math(x, y):
     a = tf.math.reduce_logsumexp(x, axis=-1, keepdims=True)
     b = tf.nn.softplus(x) - tf.math.log_sigmoid(y) + tf.square(x - y) / (1.0 + tf.abs(y))
@@ -105,6 +160,7 @@ def test_an_op_without_a_rule_is_reported_with_the_users_line() -> None:
         it.transpile(_unsupported, target="torch", args=(tf.constant(x),))
     msg = str(err.value)
     assert "tensorflow.math.bincount" in msg and "test_keras_source.py" in msg
+    assert "rules/tensorflow/" in msg
 
 
 def test_every_tensorflow_rule_key_names_a_real_callable() -> None:

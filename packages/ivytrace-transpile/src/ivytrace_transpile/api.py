@@ -142,6 +142,12 @@ def transpile(
         return tuple(transpile(o, **opts) for o in objs)
     (obj,) = objs
     src = _resolve_source(obj, source, args, kwargs, target)
+    if src == "tensorflow" and output_dir not in (None, False) and _is_tensorflow_module(obj):
+        raise NotImplementedError(
+            "writing the package of a Keras model or tf.Module is not built yet (the written "
+            "package needs a class per source layer); translate with output_dir=False and "
+            "call the result, or save its .params"
+        )
     how = _How(target, src, validate, output_dir, retrace)
     return _translate_object(obj, args, kwargs, how)
 

@@ -152,7 +152,12 @@ def unsupported_report(
             "A translation rule for an op (rules/torch/<family>.py), or for the aten ops "
             "PyTorch decomposes it into (rules/torch/aten.py), would make it work."
         )
-    if any(not op.startswith("torch.") for op in missing):
+    if any(op.startswith("tensorflow.") for op in missing):
+        lines.append(
+            "A rule for a tensorflow function (rules/tensorflow/<family>.py: math, nn, "
+            "shapes, linalg) would make it work."
+        )
+    if any(not op.startswith(("torch.", "tensorflow.")) for op in missing):
         lines.append(
             "A rule for a numpy or jax function (rules/array_api.py or array_api_shapes.py, "
             "registered for both spellings where they agree) would make it work."

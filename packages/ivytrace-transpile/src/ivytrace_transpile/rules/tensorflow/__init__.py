@@ -8,6 +8,6 @@ table is :data:`~ivytrace_transpile.rules.registry.TENSORFLOW_RULES`."""
 from __future__ import annotations
 
 from ..registry import TENSORFLOW_RULES
-from . import linalg, math, nn, shapes  # noqa: F401  (each registers its rules)
+from . import image, linalg, math, nn, shapes  # noqa: F401  (each registers its rules)
 
 __all__ = ["TENSORFLOW_RULES"]

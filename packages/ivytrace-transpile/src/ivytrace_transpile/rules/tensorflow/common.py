@@ -129,19 +129,18 @@ def static_ints(cx: RuleContext, value: Any, pos: int, key: str) -> Any:
     ``int()``, each read a guard of the translated graph (``tf.pad(x, tf.constant(...))``
     holds at every input; a value computed from the inputs that changes is a guard
     failure, never a baked constant)."""
-    import numpy as np
-
     t = cx.target
     if not t.is_array(value):
         return value
     ref = cx.ref_kwargs[key] if key in cx.ref_kwargs else cx.ref_args[pos]
-    shape = np.shape(np.asarray(ref))
-    if not shape:
-        return int(value)
-    out = np.empty(shape, dtype=object)
-    for idx in np.ndindex(*shape):
-        out[idx] = int(t.getitem(value, idx))
-    return out.tolist()
+    shape = tuple(int(n) for n in ref.shape)  # the source value's: its rank and sizes
+
+    def read(prefix: tuple[int, ...]) -> Any:  # Python only: numpy calls would be recorded
+        if len(prefix) == len(shape):
+            return int(t.getitem(value, prefix) if prefix else value)
+        return [read((*prefix, i)) for i in range(shape[len(prefix)])]
+
+    return read(())
 
 
 def data_format_last(data_format: Any) -> bool:

@@ -11,6 +11,7 @@ refused by tensorflow itself) computes in the result's dtype.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -87,8 +88,25 @@ for _op in optable.unique_ops():
         if names:
             tf_rules(*names)(_ew(_op.name))
 for _d, (_opname, _swap) in _dunders().items():
-    for _owner in ("tensorflow.Tensor", "tensorflow.Variable"):
+    # numpy.ndarray: ``x.numpy()`` inside tensorflow code (an eager tf.while_loop's test)
+    for _owner in ("tensorflow.Tensor", "tensorflow.Variable", "numpy.ndarray"):
         TENSORFLOW_RULES.add(f"{_owner}.{_d}", _ew(_opname, _swap))
+
+
+def _leaving(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``bool(x)``, ``int(x)``, ``len(x)`` ... of an array: the same conversion of the target
+    array, which the tracer records as a guard of the translated graph, as it did in the
+    source."""
+    return lambda cx, x, *a: fn(x, *a)
+
+
+for _name, _fn in {"builtins.bool": bool, "builtins.int": int, "builtins.float": float,
+                   "builtins.len": len, "operator.index": operator.index}.items():  # fmt: skip
+    if _name not in TENSORFLOW_RULES:
+        TENSORFLOW_RULES.add(_name, _leaving(_fn))
+TENSORFLOW_RULES.add(
+    "numpy.asarray", lambda cx, x, dtype=None, *a, **k: operand(cx, x, cx.out_dtype())
+)
 
 
 @tf_rules("tensorflow.math.floormod", "tensorflow.math.mod")
@@ -280,3 +298,17 @@ def _cumsum(cx: RuleContext, x: Any, axis: int = 0, exclusive: bool = False,
 for _owner in ("tensorflow.Tensor", "tensorflow.Variable"):
     TENSORFLOW_RULES.add(f"{_owner}.__mod__", _floormod)
     TENSORFLOW_RULES.add(f"{_owner}.__rmod__", lambda cx, a, b: _floormod(cx, b, a))
+
+
+def _assertion(cx: RuleContext, *args: Any, **kwargs: Any) -> None:
+    """An eager-mode check (``tf.debugging.assert_greater``): it passed when traced and
+    computes nothing; the translation has no value to give back for it."""
+    return None
+
+
+tf_rules(
+    "tensorflow.debugging.assert_greater", "tensorflow.assert_greater",
+    "tensorflow.debugging.assert_equal", "tensorflow.assert_equal",
+    "tensorflow.debugging.assert_less", "tensorflow.assert_less",
+    "tensorflow.debugging.assert_rank", "tensorflow.assert_rank",
+)(_assertion)  # fmt: skip

@@ -204,3 +204,58 @@ def _pad(cx, tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
         raise NotImplementedError(f"tf.pad mode={mode!r}")
     value = constant_values
     return cx.target.pad(tensor, [tuple(p) for p in pads], m, value)
+
+
+@tf_rules("tensorflow.nn.separable_conv2d")
+def _separable(cx, input, depthwise_filter, pointwise_filter, strides, padding,
+               data_format=None, dilations=None, name=None):  # fmt: skip
+    y = _conv(cx, input, depthwise_filter, strides, padding, data_format, dilations, True)
+    return _conv(cx, y, pointwise_filter, None, "VALID", data_format, None)
+
+
+def _dilated(t: Any, x: Any, s: Sequence[int], nd: int, dtype: str) -> Any:
+    """``x`` (N, C, *spatial) with ``s[i] - 1`` zeros between neighbours along each
+    spatial axis: what a transposed convolution convolves."""
+    for i in range(nd):
+        if s[i] == 1:
+            continue
+        ax = 2 + i
+        sizes = list(t.shape(x))
+        n = sizes[ax]
+        z = t.full([*sizes[: ax + 1], s[i] - 1, *sizes[ax + 1 :]], 0, dtype)
+        y = t.concat([t.expand_dims(x, ax + 1), z], ax + 1)
+        y = t.reshape(y, [*sizes[:ax], n * s[i], *sizes[ax + 1 :]])
+        key = tuple(slice(0, (n - 1) * s[i] + 1) if a == ax else slice(None) for a in range(nd + 2))
+        x = t.getitem(y, key)
+    return x
+
+
+@tf_rules("tensorflow.nn.conv_transpose", "tensorflow.nn.conv2d_transpose",
+          "tensorflow.nn.conv1d_transpose", "tensorflow.nn.conv3d_transpose")  # fmt: skip
+def _conv_transpose(cx, input, filters, output_shape, strides, padding="SAME",
+                    data_format=None, dilations=None, name=None):  # fmt: skip
+    """The gradient of the convolution that maps ``output_shape`` to the input's shape: the
+    input dilated by the strides, padded, convolved with the kernel flipped and its in/out
+    channels swapped."""
+    t = cx.target
+    x = input
+    nd = len(t.shape(x)) - 2
+    last = data_format_last(data_format)
+    stride, dilation = _spatial(strides, nd, last), _spatial(dilations, nd, last)
+    out_shape = static_ints(cx, output_shape, 2, "output_shape")
+    out_sizes = list(out_shape[1:-1] if last else out_shape[2:])
+    in_sizes = list(t.shape(x)[1:-1] if last else t.shape(x)[2:])
+    ks = t.shape(filters)[:nd]
+    fwd = _pads(cx, padding, out_sizes, ks, stride, dilation, last)
+    pads = []
+    for i in range(nd):
+        keff = (ks[i] - 1) * dilation[i] + 1
+        lo = keff - 1 - fwd[i][0]
+        hi = out_sizes[i] - ((in_sizes[i] - 1) * stride[i] + 1) - lo + keff - 1
+        pads.append((lo, hi))
+    if any(type(v) is int and v < 0 for p in pads for v in p):
+        raise NotImplementedError("tf.nn.conv_transpose whose padding crops the result")
+    xc = _dilated(t, channels_first(cx, x) if last else x, stride, nd, cx.dtype_of(x))
+    w = t.flip(t.transpose(filters, [nd, nd + 1, *range(nd)]), list(range(2, nd + 2)))
+    y = t.conv(xc, w, (1,) * nd, pads, dilation, 1, tuple(t.shape(w)))
+    return channels_last(cx, y) if last else y

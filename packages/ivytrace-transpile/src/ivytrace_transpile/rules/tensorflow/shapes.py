@@ -211,3 +211,14 @@ def _eye(cx: RuleContext, num_rows: Any, num_columns: Any = None, batch_shape: A
     if batch_shape:
         eye = t.broadcast_to(eye, [*batch_shape, num_rows, cols])
     return eye
+
+
+@tf_rules("tensorflow.repeat")
+def _repeat(cx: RuleContext, input: Any, repeats: Any, axis: Any = None, name: Any = None):
+    t = cx.target
+    reps = static_ints(cx, repeats, 1, "repeats")
+    if not isinstance(reps, int):
+        raise NotImplementedError("tf.repeat with one count per element")
+    if axis is None:
+        return t.repeat(t.reshape(input, [-1]), reps, 0)
+    return t.repeat(input, reps, int(axis) % _rank(cx, input))
