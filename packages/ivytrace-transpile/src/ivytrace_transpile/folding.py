@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ivytrace_ir import Graph, Node, ScalarSpec, TensorSpec, Value
+from ivytrace_ir import PRIM_OPS, Graph, Node, Opaque, ScalarSpec, TensorSpec, TreeDef, Value
 from ivytrace_passes.interpret import call_node, tree_leaves
 
-__all__ = ["Fold", "fold_params", "stager"]
+__all__ = ["Fold", "FoldedCall", "fold_param_work", "fold_params", "param_only_nodes", "stager"]
 
 
 _LAYOUT_OPS = frozenset({"transpose", "reshape", "expand_dims", "squeeze", "permute_dims"})
@@ -205,3 +205,145 @@ def stager(target: str) -> Callable[[Any], Any]:
 
         return jax.jit
     return lambda f: f
+
+
+def param_only_nodes(graph: Graph, n_params: int) -> list[int]:
+    """The nodes of ``graph`` (whose first ``n_params`` inputs are weights) that read only
+    weights, constants and literals, directly or through other such nodes, and produce
+    arrays: work that is the same on every call while the weights are. Effects, random
+    draws, in-place updates and structural ops are not counted."""
+    static = {v.id for v in graph.inputs[:n_params]}
+    found = []
+    for i, node in enumerate(graph.nodes):
+        values = list(node.inputs())
+        if (
+            not values
+            or not node.outputs
+            or node.op in PRIM_OPS
+            or node.meta.effect
+            or node.meta.generator
+            or node.meta.mutates
+            or not all(v.id in static for v in values)
+            or not all(isinstance(o.spec, TensorSpec) for o in node.outputs)
+            or any(isinstance(leaf, Opaque) for leaf in _arg_leaves(node))
+        ):
+            continue
+        found.append(i)
+        static.update(o.id for o in node.outputs)
+    return found
+
+
+def _arg_leaves(node: Node) -> list[Any]:
+    from ivytrace_ir import iter_arg_leaves
+
+    return list(iter_arg_leaves((node.args, node.kwargs)))
+
+
+class FoldedCall:
+    """The per-call function of a translation whose weights are fixed: the graph with the
+    work that reads only weights (:func:`param_only_nodes`: a batch norm's scale and shift,
+    a transpose of a weight read twice) done once, here, and passed as more weights.
+
+    Called as the translated graph is, ``(params, *args, **kwargs)``:
+
+    - with the translation's own ``params`` (the same dict): the folded arrays computed at
+      translation (:attr:`weights` is the dict the per-call graph takes);
+    - with other weights (zeroed, a pytree of tracers under ``jax.jit`` or ``jax.grad``):
+      that work is computed from them first, so the answer is always the one the
+      unfolded graph gives for them.
+    """
+
+    def __init__(
+        self, per_call: Callable[..., Any], prologue: Callable[..., Any], own: Any, derived: Any
+    ) -> None:
+        self.per_call = per_call
+        """The generated function of the per-call graph (weights and folded arrays)."""
+        self.prologue = prologue
+        """Weights by key -> the folded arrays by key."""
+        self.own = own
+        """The translation's weights (compared by identity)."""
+        self.weights = {**own, **derived}
+        """What :attr:`per_call` takes for the translation's own weights."""
+        self._first = next(iter(derived))
+        self.__name__ = getattr(per_call, "__name__", "forward")
+
+    def __call__(self, params: Any, *args: Any, **kwargs: Any) -> Any:
+        if params is self.own:
+            params = self.weights
+        elif self._first not in params:
+            params = {**params, **self.prologue(params)}
+        return self.per_call(params, *args, **kwargs)
+
+
+def fold_param_work(
+    graph: Graph, params: dict[str, Any], stage: Callable[[Any], Any] = lambda f: f
+) -> tuple[Graph, Callable[[Any], dict[str, Any]], dict[str, Any]]:
+    """Every node of ``graph`` that reads only weights (:func:`param_only_nodes`) taken out
+    of it: what the other nodes read of that work becomes new entries of the weights dict
+    (keys ``"<weight key>~<op>"``). Returns the per-call graph, the prologue (weights ->
+    the new entries) and the new entries computed from ``params`` once (staged by
+    ``stage``: one jax program). Nothing to fold: the graph, and no entries."""
+    n = len(params)
+    args_tree = graph.in_tree.children[0] if graph.in_tree.children else None
+    ptree = args_tree.children[0] if args_tree is not None and args_tree.children else None
+    if ptree is None or ptree.kind != "dict" or tuple(ptree.keys) != tuple(params):
+        return graph, lambda p: {}, {}
+    if any(c.kind != "leaf" for c in ptree.children):
+        return graph, lambda p: {}, {}
+    folded = param_only_nodes(graph, n)
+    if not folded:
+        return graph, lambda p: {}, {}
+    gone = set(folded)
+    made = {o.id for i in folded for o in graph.nodes[i].outputs}
+    key_of = {v.id: k for v, k in zip(graph.inputs, params)}
+    # the folded values the remaining nodes (and the outputs) read, in order of first use
+    needed: dict[int, Value] = {}
+    from ivytrace_passes.rules import ref_leaves
+
+    kept_nodes = [nd for i, nd in enumerate(graph.nodes) if i not in gone]
+    for ref in ref_leaves(([(nd.args, nd.kwargs) for nd in kept_nodes], graph.outputs)):
+        if isinstance(ref, Value) and ref.id in made:
+            needed.setdefault(ref.id, ref)
+    nodes = [graph.nodes[i] for i in folded]
+    origin: dict[int, str] = dict(key_of)
+    for nd in nodes:  # each folded value named after the first weight it reads
+        src = next((origin[v.id] for v in nd.inputs() if v.id in origin), "const")
+        for o in nd.outputs:
+            origin[o.id] = src
+    keys: list[str] = []
+    for vid in needed:
+        node = next(nd for nd in nodes if any(o.id == vid for o in nd.outputs))
+        base = f"{origin[vid]}~{node.op.rsplit('.', 1)[-1].strip('_')}"
+        key, j = base, 1
+        while key in params or key in keys:
+            key, j = f"{base}{j}", j + 1
+        keys.append(key)
+    order = list(needed)
+    constants = graph.constants
+
+    def prologue(weights: Any) -> dict[str, Any]:
+        env = {v.id: weights[k] for v, k in zip(graph.inputs, params)}
+        for nd in nodes:
+            got = tree_leaves(nd.out_tree, call_node(nd, env, constants))
+            env.update({o.id: x for o, x in zip(nd.outputs, got)})
+        return {k: env[vid] for k, vid in zip(keys, order)}
+
+    derived = stage(prologue)(dict(params))
+    top = max([v.id for v in graph.inputs] + [o.id for nd in graph.nodes for o in nd.outputs])
+    fresh = [Value(top + 1 + j, needed[vid].spec) for j, vid in enumerate(order)]
+    subst = {vid: v for vid, v in zip(order, fresh)}
+    from ivytrace_passes.edit import with_nodes
+
+    inputs = (*graph.inputs[:n], *fresh, *graph.inputs[n:])
+    new_ptree = TreeDef(
+        "dict", (*ptree.children, *(TreeDef("leaf") for _ in fresh)), (*ptree.keys, *keys)
+    )
+    new_args = TreeDef(args_tree.kind, (new_ptree, *args_tree.children[1:]), args_tree.keys)
+    in_tree = TreeDef(graph.in_tree.kind, (new_args, *graph.in_tree.children[1:]))
+    names = graph.input_names
+    if names:
+        names = (*names[:n], *(k.replace(".", "_").replace("~", "_") for k in keys), *names[n:])
+    out = with_nodes(graph, kept_nodes, subst).replace(
+        inputs=inputs, in_tree=in_tree, input_names=names
+    )
+    return out, prologue, derived
