@@ -150,6 +150,23 @@ def test_plain_tf_functions(target: str) -> None:
     assert _max_err(_call(tc, target, x2, y2), _plain_math(x2, y2)) < 1e-4
 
 
+@tf.function
+def _tf_function(x, w):
+    h = tf.nn.conv2d(x, w, strides=2, padding="SAME")
+    h = tf.nn.avg_pool2d(tf.nn.sigmoid(h), ksize=3, strides=1, padding="SAME")
+    return tf.reduce_max(h, axis=[1, 2]) - tf.linalg.trace(tf.linalg.inv(tf.eye(3) + 0.1 * w[0, 0]))
+
+
+@pytest.mark.parametrize("target", ["torch", "jax"])
+def test_a_tf_function(target: str) -> None:
+    """A ``tf.function`` is traced by running its Python function eagerly."""
+    x = _RNG.standard_normal((2, 9, 9, 3)).astype(np.float32)
+    w = _RNG.standard_normal((3, 3, 3, 3)).astype(np.float32)
+    tc = it.transpile(_tf_function, target=target, args=(tf.constant(x), tf.constant(w)))
+    x2 = _RNG.standard_normal((4, 7, 7, 3)).astype(np.float32)
+    assert _max_err(_call(tc, target, x2, w), _tf_function(x2, w)) < 1e-4
+
+
 def _unsupported(x):
     return tf.math.bincount(tf.cast(x, tf.int32)) + 1
 
