@@ -226,3 +226,26 @@ def test_keras_applications_translate(name: str, target: str) -> None:
     for batch in (2, 5):
         err, rel = _errors(tc, target, model, batch)
         assert err < 1e-4 and rel < 1e-4, (batch, err, rel)
+
+
+class _TfMlp(tf.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = tf.Variable(_RNG.standard_normal((4, 3)).astype(np.float32), name="w")
+        self.b = tf.Variable(np.full(3, 0.1, np.float32), name="b")
+
+    @tf.function
+    def __call__(self, x):
+        return tf.nn.relu(tf.matmul(x, self.w.read_value()) + self.b)
+
+
+@pytest.mark.parametrize("target", ["numpy", "torch"])
+def test_a_tf_module_with_variables(target: str) -> None:
+    """A ``tf.Module``'s variables are read from it, like a Keras model's (named by
+    attribute: a plain ``tf.Variable`` has no Keras path)."""
+    module = _TfMlp()
+    x = _RNG.standard_normal((2, 4)).astype(np.float32)
+    tc = it.transpile(module, target=target, args=(tf.constant(x),))
+    assert set(tc.params) == {"w", "b"}
+    x5 = _RNG.standard_normal((5, 4)).astype(np.float32)
+    assert _max_err(_call(tc, target, x5), module(x5)) < 1e-5

@@ -222,3 +222,8 @@ def _repeat(cx: RuleContext, input: Any, repeats: Any, axis: Any = None, name: A
     if axis is None:
         return t.repeat(t.reshape(input, [-1]), reps, 0)
     return t.repeat(input, reps, int(axis) % _rank(cx, input))
+
+
+@tf_rules("tensorflow.Variable.read_value", "tensorflow.Variable.value")
+def _read_value(cx: RuleContext, variable: Any) -> Any:
+    return variable
