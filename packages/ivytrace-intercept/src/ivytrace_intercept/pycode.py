@@ -60,8 +60,20 @@ from .scalars import FloatOperand, TrackedFloat, TrackedInt, tracked_call
 
 __all__ = ["reachable_functions", "rewrite_code", "tracking_code"]
 
-_OP = dis.opmap
-_CACHES = dis._inline_cache_entries  # type: ignore[attr-defined]
+_SUPPORTED = sys.version_info[:2] == (3, 11)
+"""The bytecode layout the rewrite knows (3.11's ``LOAD_GLOBAL`` NULL bit, ``LOAD_METHOD``,
+``PRECALL``); elsewhere :func:`tracking_code` rewrites nothing and sizes are guarded."""
+
+
+class _Opcodes(dict[str, int]):
+    """``dis.opmap``; a name another Python version lacks maps to a number no code holds."""
+
+    def __missing__(self, name: str) -> int:
+        return -1 - len(name) - 100 * sum(map(ord, name))
+
+
+_OP = _Opcodes(dis.opmap)
+_CACHES = getattr(dis, "_inline_cache_entries", None) if _SUPPORTED else None
 _LOAD_GLOBAL = _OP["LOAD_GLOBAL"]
 _LOAD_CONST = _OP["LOAD_CONST"]
 _EXTENDED_ARG = _OP["EXTENDED_ARG"]
@@ -181,7 +193,7 @@ def _instructions(co_code: bytes) -> list[tuple[int, int, int, int]]:
             continue
         if not ext:
             start = i
-        end = i + 1 + _CACHES[op]
+        end = i + 1 + _CACHES[op]  # type: ignore[index]
         out.append((start, end - start, op, ext | arg))
         ext = 0
         i = end
@@ -283,6 +295,8 @@ def rewrite_code(code: types.CodeType, globals_: dict[str, Any]) -> types.CodeTy
     """``code`` with its ``int``/``float``/``math.sqrt`` calls, ``math`` reads and left float
     literals loading the tracked-aware objects (see the module's doc), or None where
     nothing is rewritten. Cached by code object while its rewritten names resolve alike."""
+    if not _SUPPORTED:
+        return None
     key = id(code)
     hit = _REWRITES.get(key)
     if (
@@ -526,7 +540,7 @@ def tracking_code(fn: Any) -> Iterator[int]:
     Yields the number of functions rewritten."""
     swapped: list[tuple[types.FunctionType, types.CodeType]] = []
     try:
-        for f in reachable_functions(fn):
+        for f in reachable_functions(fn) if _SUPPORTED else ():
             old = f.__code__
             new = rewrite_code(old, f.__globals__)
             if new is not None:
