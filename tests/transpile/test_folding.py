@@ -83,7 +83,8 @@ def _tiny_resnet():
 @pytest.mark.parametrize("target", ["tensorflow", "jax"])
 def test_a_resnets_per_call_graph_has_no_node_that_reads_only_weights(target):
     """The batch norms' scale and shift (318 of ResNet-50's 574 nodes on tensorflow) are
-    computed once, at translation: the graph a call runs reads them as weights. The
+    computed once, at translation, the scale folded into the kernel of the convolution it
+    follows: the graph a call runs reads them as weights. The
     translation itself (what the packages are written from) keeps them, on torch's keys."""
     import ivytrace_transpile as it
     from ivytrace_transpile.folding import param_only_nodes
@@ -99,6 +100,14 @@ def test_a_resnets_per_call_graph_has_no_node_that_reads_only_weights(target):
     assert set(tr.params) < set(weights)  # torch's keys, and the folded arrays
     assert param_only_nodes(per_call, len(weights)) == [], str(per_call)
     assert len(per_call.nodes) < len(tr.graph.nodes)
+    # each batch norm's scale is folded into the kernel of the convolution before it (no
+    # pass over the activations multiplies them); tensorflow adds the shift as a bias,
+    # which its CPU kernels fuse with the convolution
+    assert not [op for op in per_call.ops if op.rsplit(".", 1)[-1] in ("__mul__", "multiply")]
+    if target == "tensorflow":
+        assert per_call.ops.count("tensorflow.nn.bias_add") == per_call.ops.count(
+            "tensorflow.nn.conv2d"
+        )
     want = model(x).last_hidden_state.detach().numpy()
     xt = to_target(x, it.get_target(target))
     np.testing.assert_allclose(as_numpy(tc(xt).last_hidden_state), want, rtol=1e-4, atol=1e-4)

@@ -290,6 +290,7 @@ def fold_param_work(
         return graph, lambda p: {}, {}
     if any(c.kind != "leaf" for c in ptree.children):
         return graph, lambda p: {}, {}
+    graph = _scales_into_kernels(graph, n)
     folded = param_only_nodes(graph, n)
     if not folded:
         return graph, lambda p: {}, {}
@@ -347,3 +348,120 @@ def fold_param_work(
         inputs=inputs, in_tree=in_tree, input_names=names
     )
     return out, prologue, derived
+
+
+_CONVS = frozenset({"tensorflow.nn.conv2d", "jax.lax.conv_general_dilated"})
+_MULS = frozenset({"__mul__", "__rmul__", "multiply"})
+_ADDS = frozenset({"__add__", "__radd__", "add"})
+
+
+def _channels_last_conv(node: Node) -> bool:
+    """A convolution whose result and kernel hold the output channels last (NHWC, HWIO),
+    one group: a per-channel scale of its result is a scale of its kernel's last axis."""
+    kw = dict(node.kwargs)
+    if node.op == "tensorflow.nn.conv2d":
+        fmt = kw.get("data_format", node.args[5] if len(node.args) > 5 else None)
+        return fmt in (None, "NHWC")
+    return (
+        tuple(kw.get("dimension_numbers") or ()) == ("NHWC", "HWIO", "NHWC")
+        and kw.get("feature_group_count", 1) == 1
+        and kw.get("batch_group_count", 1) == 1
+        and len(node.args) == 2
+    )
+
+
+def _per_channel(spec: Any, channels: int) -> bool:
+    shape = _dims(spec)
+    return (
+        shape is not None
+        and len(shape) >= 1
+        and shape[-1] == channels
+        and (all(d == 1 for d in shape[:-1]))
+    )
+
+
+def _scales_into_kernels(graph: Graph, n_params: int) -> Graph:
+    """``conv(x, w) * s``, where ``w`` and the per-output-channel ``s`` read only weights
+    (a batch norm's scale after a convolution), as ``conv(x, w * s)``: the kernel's product
+    then reads only weights and is folded, and the scale pass over the activations is gone.
+    On tensorflow a per-channel shift added to such a result becomes ``tf.nn.bias_add``,
+    which TensorFlow's CPU kernels fuse with the convolution (and a following ReLU)."""
+    import dataclasses
+
+    static = {v.id for v in graph.inputs[:n_params]}
+    for i in param_only_nodes(graph, n_params):
+        static.update(o.id for o in graph.nodes[i].outputs)
+    producer = {o.id: i for i, nd in enumerate(graph.nodes) for o in nd.outputs}
+    uses: collections.Counter[int] = collections.Counter()
+    for nd in graph.nodes:
+        uses.update(v.id for v in nd.inputs())
+    for o in graph.outputs:
+        from ivytrace_ir import iter_arg_leaves
+
+        uses.update(v.id for v in iter_arg_leaves(o) if isinstance(v, Value))
+    top = max([v.id for v in graph.inputs] + [o.id for nd in graph.nodes for o in nd.outputs])
+    emit: dict[int, list[Node]] = {}  # node index -> what stands there instead
+    scaled: set[int] = set()  # tensorflow conv results (the products' values) now scaled
+    for j, m in enumerate(graph.nodes):
+        if m.op.rsplit(".", 1)[-1] not in _MULS or m.kwargs or len(m.args) != 2:
+            continue
+        a, b = m.args
+        if not (isinstance(a, Value) and isinstance(b, Value)):
+            continue
+        conv_out, scale = (a, b) if a.id in producer and a.id not in static else (b, a)
+        ci = producer.get(conv_out.id)
+        if ci is None or ci in emit or scale.id not in static or uses[conv_out.id] != 1:
+            continue
+        conv = graph.nodes[ci]
+        if conv.op not in _CONVS or not _channels_last_conv(conv):
+            continue
+        kernel = conv.args[1]
+        if not isinstance(kernel, Value) or kernel.id not in static:
+            continue
+        k_shape = _dims(kernel.spec)
+        if not k_shape or not _per_channel(scale.spec, k_shape[-1]):
+            continue
+        if scale.spec.dtype != kernel.spec.dtype or m.outputs[0].spec != conv_out.spec:
+            continue
+        top += 1
+        new_kernel = Value(top, kernel.spec)
+        product = dataclasses.replace(m, args=(kernel, scale), outputs=(new_kernel,))
+        args = list(conv.args)
+        args[1] = new_kernel
+        emit[ci] = []
+        emit[j] = [product, dataclasses.replace(conv, args=tuple(args), outputs=m.outputs)]
+        if conv.op.startswith("tensorflow."):
+            scaled.add(m.outputs[0].id)
+    if not emit:
+        return graph
+    out_nodes = [n for i, nd in enumerate(graph.nodes) for n in emit.get(i, [nd])]
+    if scaled:
+        out_nodes = [_bias_add(nd, scaled, static) for nd in out_nodes]
+    return graph.replace(nodes=tuple(out_nodes))
+
+
+def _bias_add(node: Node, scaled: set[int], static: set[int]) -> Node:
+    """``y + b`` (``y`` a convolution's result, ``b`` a per-channel vector of weights) as
+    ``tf.nn.bias_add(y, b)``."""
+    import dataclasses
+
+    if node.op.rsplit(".", 1)[-1] not in _ADDS or node.kwargs or len(node.args) != 2:
+        return node
+    a, b = node.args
+    if not (isinstance(a, Value) and isinstance(b, Value)):
+        return node
+    y, bias = (a, b) if a.id in scaled else (b, a)
+    shape = _dims(bias.spec)
+    out = _dims(y.spec)
+    if (
+        y.id not in scaled
+        or bias.id not in static
+        or shape is None
+        or out is None
+        or len(shape) != 1
+        or shape[0] != out[-1]
+        or bias.spec.dtype != y.spec.dtype
+        or node.outputs[0].spec != y.spec
+    ):
+        return node
+    return dataclasses.replace(node, op="tensorflow.nn.bias_add", args=(y, bias))
