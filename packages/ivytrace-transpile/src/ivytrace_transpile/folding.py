@@ -113,6 +113,20 @@ def _is_int(x: Any) -> bool:
         return False
 
 
+def _rearranges_alone(n: Node, cur: int) -> bool:
+    """Whether ``n`` is a pure rearrangement (:data:`_LAYOUT_OPS`) of value ``cur`` alone,
+    with one array result."""
+    return not (
+        n.op.rsplit(".", 1)[-1] not in _LAYOUT_OPS
+        or n.meta.effect
+        or n.meta.generator
+        or n.meta.mutates
+        or len(n.outputs) != 1
+        or not isinstance(n.outputs[0].spec, TensorSpec)
+        or any(v.id != cur for v in n.inputs())
+    )
+
+
 def fold_params(
     graph: Graph, params: dict[str, Any], stage: Callable[[Any], Any] = lambda f: f
 ) -> tuple[Graph, dict[str, Any], dict[str, Fold]]:
@@ -150,15 +164,7 @@ def fold_params(
             if len(us) != 1:
                 break
             n = nodes[us[0]]
-            if (
-                n.op.rsplit(".", 1)[-1] not in _LAYOUT_OPS
-                or n.meta.effect
-                or n.meta.generator
-                or n.meta.mutates
-                or len(n.outputs) != 1
-                or not isinstance(n.outputs[0].spec, TensorSpec)
-                or any(v.id != cur for v in n.inputs())
-            ):
+            if not _rearranges_alone(n, cur):
                 break
             chains.setdefault(key, []).append((n, cur))
             steps.setdefault(key, []).append(_step(n, p.spec))
