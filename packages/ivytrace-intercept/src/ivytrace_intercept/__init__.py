@@ -22,7 +22,6 @@ from .scalars import (
     TrackedInt,
     guarded_value,
     is_tracked_scalar,
-    tracked_apply,
     tracked_call,
     tracked_value,
 )
@@ -49,7 +48,6 @@ __all__ = [
     "is_tracked_scalar",
     "source_hint",
     "trace",
-    "tracked_apply",
     "tracked_call",
     "tracked_value",
 ]
