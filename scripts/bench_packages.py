@@ -7,12 +7,18 @@ thread count (``--threads 1``: one each, see ``bench_transpile.py`` for why). Ea
 ``model.py`` imported; then interleaved rounds time
 
 - torch eager (no_grad);
-- the in-process translation, as ``bench_transpile.py`` runs it (``tf.function`` /
-  ``jax.jit`` of the compiled flat graph, weights passed each call);
+- the in-process translation: ``tf.function`` / ``jax.jit`` of the function the
+  translated object calls (``compiled.fn``: the per-call graph, whose work that reads only
+  weights was done at translation, ``folding.fold_param_work``), its weights passed each
+  call; beside it "unfolded": the translation's whole graph compiled, every node run per
+  call (what this row measured before the folding), and on tensorflow "xla": the per-call
+  function under ``tf.function(jit_compile=True)``;
 - the written package: the root Keras layer called under ``tf.function``, and
   ``jax.jit(forward)(params, ...)``.
 
-Ratios are medians of the per-round ratios. Also the package's class count and size.
+Ratios are medians of the per-round ratios. Also the package's class count and size, the
+node counts of the translation and of the per-call graph, and the machine's load average
+when the model's timing began and ended (on a shared machine, say it with each figure).
 
     uv run python scripts/bench_packages.py [--rounds 5] [--threads 0] [--models ...]
 """
@@ -56,6 +62,8 @@ def child(model_name: str, rounds: int, threads: int = 0) -> dict[str, Any]:
     import torch
     from bench_transpile import _build, _leaves, _split_static
 
+    from ivytrace_compile import compile_graph
+
     if threads:
         torch.set_num_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(threads)
@@ -63,7 +71,7 @@ def child(model_name: str, rounds: int, threads: int = 0) -> dict[str, Any]:
     model, inputs = _build(model_name)
     inputs, static = _split_static(inputs)
     np_in = {k: v.numpy() for k, v in inputs.items()}
-    out: dict[str, Any] = {"model": model_name}
+    out: dict[str, Any] = {"model": model_name, "load (1 min) at start": os.getloadavg()[0]}
     runs: dict[str, Any] = {}
 
     def torch_call() -> Any:
@@ -84,42 +92,71 @@ def child(model_name: str, rounds: int, threads: int = 0) -> dict[str, Any]:
         text = (pkg / "model.py").read_text()
         out[f"{target} classes"] = text.count("\nclass ") + text.count("\ndef ")
         out[f"{target} bytes"] = len(text)
-        weights = tr.weights_for(tr.translation)
+        # the per-call graph the translated object runs (the work that reads only weights
+        # done at translation, folding.fold_param_work) and the weights it takes; and the
+        # translation's own graph, every node per call (what this row measured before)
         fn = tr.compiled.fn
+        weights = getattr(fn, "weights", tr.weights_for(tr.translation))
+        whole = compile_graph(tr.translation.graph).fn
+        own = tr.weights_for(tr.translation)
+        out[f"{target} per-call nodes"] = len(tr.compiled.graph.nodes)
+        out[f"{target} translation nodes"] = len(tr.translation.graph.nodes)
         if static:
             fn = functools.partial(fn, **static)
+            whole = functools.partial(whole, **static)
         if target == "tensorflow":
             flat = tf.function(lambda w, fn=fn, **x: _leaves(fn(w, **x)), reduce_retracing=True)
+            unfolded = tf.function(
+                lambda w, fn=whole, **x: _leaves(fn(w, **x)), reduce_retracing=True
+            )
+            xla = tf.function(lambda w, fn=fn, **x: _leaves(fn(w, **x)), jit_compile=True)
             layer = getattr(m, type(model).__name__)()
             packaged = tf.function(
                 lambda lay=layer, **kw: lay(**kw, **static), reduce_retracing=True
             )
             runs["tf in-process"] = (lambda f=flat, w=weights, x=t_in: f(w, **x), lambda r: r)
+            runs["tf unfolded"] = (lambda f=unfolded, w=own, x=t_in: f(w, **x), lambda r: r)
+            runs["tf xla"] = (lambda f=xla, w=weights, x=t_in: f(w, **x), lambda r: r)
             runs["tf package"] = (lambda p=packaged, x=t_in: p(**x), lambda r: r)
         else:
             flat = jax.jit(lambda w, x, fn=fn: _leaves(fn(w, **x)))
+            unfolded = jax.jit(lambda w, x, fn=whole: _leaves(fn(w, **x)))
             params = m.load_params()
             packaged = jax.jit(functools.partial(m.forward, **static))
             runs["jax in-process"] = (
                 lambda f=flat, w=weights, x=t_in: f(w, x),
                 jax.block_until_ready,
             )
+            runs["jax unfolded"] = (
+                lambda f=unfolded, w=own, x=t_in: f(w, x),
+                jax.block_until_ready,
+            )
             runs["jax package"] = (
                 lambda p=packaged, q=params, x=t_in: p(q, **x),
                 jax.block_until_ready,
             )
-    for fn, sync in runs.values():  # warm: compile once
-        sync(fn())
+    for key, (fn, sync) in list(runs.items()):  # warm: compile once
+        try:
+            sync(fn())
+        except Exception as exc:  # XLA refuses a graph with value guards (asserts)
+            if key != "tf xla":
+                raise
+            out["tf xla error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+            del runs[key]
     times: dict[str, list[float]] = {k: [] for k in runs}
     for _ in range(rounds):
         for k, (fn, sync) in runs.items():
             times[k].append(_time(fn, sync))
+    out["load (1 min) at end"] = os.getloadavg()[0]
     base = times["torch"]
     out["torch ms"] = 1e3 * statistics.median(base)
     for k in runs:
         if k != "torch":
             out[f"{k} / torch"] = statistics.median(t / b for t, b in zip(times[k], base))
     for t in ("tf", "jax"):
+        out[f"{t} in-process / unfolded"] = statistics.median(
+            p / i for p, i in zip(times[f"{t} in-process"], times[f"{t} unfolded"])
+        )
         out[f"{t} package / in-process"] = statistics.median(
             p / i for p, i in zip(times[f"{t} package"], times[f"{t} in-process"])
         )
@@ -146,8 +183,10 @@ def main() -> None:
             [sys.executable, __file__, "--child", name, *_opts(a)],
             capture_output=True,
             text=True,
-            check=True,
         )
+        if proc.returncode:
+            print(f"{name}: failed\n{proc.stderr[-3000:]}")
+            continue
         res = json.loads(proc.stdout.strip().splitlines()[-1])
         print(f"{res.pop('model')}:")
         for k, v in res.items():

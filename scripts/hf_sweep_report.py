@@ -100,12 +100,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     if a.from_jsonl:
         records = [json.loads(line) for line in open(a.from_jsonl)]
     else:
-        wanted = {x for x in a.arch.split(",") if x}
+        wanted = {x: i for i, x in enumerate(a.arch.split(",")) if x}
         cases = [
             c
             for c in hf.cases(heads=not a.base_only, base=not a.heads_only)
             if not wanted or c.name in wanted
         ]
+        cases.sort(key=lambda c: wanted.get(c.name, 0))  # in --arch's order
         done = set()
         if a.resume and a.jsonl and Path(a.jsonl).exists():
             done = {json.loads(line)["arch"] for line in open(a.jsonl)}

@@ -1,9 +1,10 @@
 """Python arithmetic on sizes stays tracked; Python-level helpers are answers, not ops.
 
 Each function is traced once (``ivytrace.trace_graph``) and the compiled graph is called at
-other sizes, against torch. What Python cannot keep tracked (``int()`` / ``float()``: CPython
-turns whatever ``__int__`` / ``__float__`` return into a plain number) is guarded, and the
-guard names the user's line.
+other sizes, against torch. ``int()``, ``float()``, ``math.sqrt`` and float literals left of a
+size, which CPython computes without asking the tracked size, stay tracked through the
+traced code's rewritten calls (``ivytrace_intercept.pycode``); what still leaves (``int``
+passed as a value) is guarded, and the guard names the user's line.
 """
 
 from __future__ import annotations
@@ -92,20 +93,57 @@ def pyramid_int_float(x):
     return torch.nn.functional.interpolate(x, size=(nh, nh), mode="nearest")
 
 
-def test_int_of_float_of_a_size_is_guarded_by_name_and_a_lazy_graph_retraces():
-    """CPython copies a subclass returned by ``__float__`` / ``__int__`` into a plain number,
-    so ``int(float(h) / f)`` cannot stay tracked: the size is guarded, the guard names the
-    line and the spellings that do stay tracked, and a lazy graph traces again."""
+def test_int_of_float_of_a_size_stays_tracked_and_answers_at_new_sizes():
+    """``int(float(h) / f)``: CPython's ``int()`` and ``float()`` give exact numbers, so the
+    traced code's calls of them are rewritten while tracing (``ivytrace_intercept.pycode``):
+    ``float(n)`` is recorded as ``n / 1`` and ``int(x)`` of a tracked float as
+    ``math.trunc``, and the graph answers at every image size without a guard."""
     graph = ivy.trace_graph(pyramid_int_float, args=(torch.randn(1, 1, 8, 8),))
-    with pytest.raises(ivy.GuardFailure) as info:
-        graph(torch.randn(1, 1, 12, 8))
-    message = str(info.value)
-    assert "float()" in message and "n / k keeps it tracked" in message, message
-    assert "test_size_arithmetic.py" in message and "nh = int(float(h) / 2.0)" in message
-    lazy = ivy.trace_graph(pyramid_int_float)
-    for h in (8, 12, 7):
+    names = ops(graph.ir)
+    assert "ivytrace.guard" not in names, graph.ir
+    assert "math.trunc" in names and "operator.truediv" in names, graph.ir
+    for h in (8, 12, 7, 21):
         x = torch.randn(1, 1, h, 8)
-        torch.testing.assert_close(lazy(x), pyramid_int_float(x))
+        got = graph(x)
+        assert got.shape[-1] == int(float(h) / 2.0), (h, got.shape)
+        torch.testing.assert_close(got, pyramid_int_float(x))
+
+
+def float_literals_and_sqrt(x):
+    h, w = x.shape[-2:]
+    grid = torch.linspace((1.0 - w) * 0.5, (w - 1.0) * 0.5, steps=w)  # float literal, left
+    side = int(math.sqrt(h * w))
+    scale = 2.0 / h + (0.25 * w if 0.5 < w else 0.0)
+    return x * grid * scale, torch.zeros(side, int(h)) + float(w)
+
+
+def test_float_literals_left_of_a_size_and_math_sqrt_stay_tracked():
+    """``1.0 - w``, ``0.5 * w`` and ``2.0 / h`` are computed by ``float``'s own arithmetic,
+    which reads an int subclass on its right without asking it; the rewritten code loads
+    such literals as floats that ask a tracked size, so nothing is baked. ``0.5 < w`` is
+    guarded as a comparison; ``math.sqrt`` of a size is a node."""
+    graph = ivy.trace_graph(float_literals_and_sqrt, args=(torch.randn(3, 4, 5),))
+    assert "math.sqrt" in ops(graph.ir), graph.ir
+    for shape in ((3, 4, 5), (2, 9, 7), (1, 16, 1), (2, 3, 30)):
+        x = torch.randn(*shape)
+        for got, want in zip(graph(x), float_literals_and_sqrt(x)):
+            assert got.shape == want.shape, (shape, got.shape, want.shape)
+            torch.testing.assert_close(got, want)
+
+
+def sizes_through_map_int(x):
+    rows, cols = map(int, x.shape)  # int passed as a value, called by map: not rewritten
+    return x.reshape(rows * cols)
+
+
+def test_int_called_where_it_is_not_a_callee_by_name_is_guarded_by_name():
+    """Only ``int(...)`` spelled as a call of the global is rewritten; ``map(int, ...)``
+    still leaves the graph, and the guard says so and names the line."""
+    graph = ivy.trace_graph(sizes_through_map_int, args=(torch.randn(3, 4),))
+    with pytest.raises(ivy.GuardFailure) as info:
+        graph(torch.randn(5, 4))
+    message = str(info.value)
+    assert "int()" in message and "rows, cols = map(int, x.shape)" in message, message
 
 
 def dtype_helpers(x, y):

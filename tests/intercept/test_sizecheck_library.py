@@ -58,3 +58,27 @@ def test_a_write_into_a_fresh_array_does_not_skip_the_check():
     assert torch.allclose(graph(x), inverse_permutation_then_loop(x))
     with pytest.raises(ivy.GuardFailure):
         graph(torch.randn(5, 4))
+
+
+def sequential_scan(x):
+    b, t = x.shape
+    h = x.reshape(b, t)  # the length feeds a graph op: "unused size" cannot see the loop
+    state = torch.zeros(b)
+    outs = []
+    for i in range(t):  # Jamba's and Mamba's scan: range() takes the size without asking
+        state = 0.5 * state + h[:, i]
+        outs.append(state)
+    return torch.stack(outs, dim=1)
+
+
+def test_an_unrolled_loop_over_a_size_is_guarded():
+    """The loop's last turn indexes ``h[:, 6]`` of a length-7 axis with a literal: the
+    check traces again under ``"auto"`` and pins the length (JambaModel's trace crashed at
+    a new length; a loop whose shapes still fit would have answered wrongly)."""
+    x = torch.randn(2, 7)
+    graph = ivy.trace_graph(sequential_scan, args=(x,))
+    assert torch.allclose(graph(x), sequential_scan(x))
+    with pytest.raises(ivy.GuardFailure, match=r"x\.shape\[1\]=7"):
+        graph(torch.randn(2, 9))
+    other_batch = torch.randn(4, 7)  # the batch size is not pinned
+    assert torch.allclose(graph(other_batch), sequential_scan(other_batch))

@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -291,6 +292,10 @@ def run_matrix(model: str, target: str, out: Path, names: tuple[str, ...]) -> di
         capture_output=True,
         text=True,
         timeout=600,
+        # TensorFlow's oneDNN filter gradient of a plain tf.nn.conv2d fails at random on
+        # this CPU ('could not create a primitive descriptor for the reorder primitive',
+        # once a heap corruption; measured on a 1x1 stride-2 conv with no package code)
+        env={**os.environ, "TF_ENABLE_ONEDNN_OPTS": "0"},
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -326,56 +331,12 @@ def _assert(result) -> None:
 
 
 # Failing today (check, model, target) -> the cause, as measured on HEAD
-_SIZES = "sizes are read with Python .shape (None for an unknown size) instead of tf.shape: {}"
-_FIT = (
-    "the root's call() takes its inputs keyword-only (call(self, *, {})) and Keras fit "
-    "passes x positionally: TypeError: too many positional arguments"
-)
 _MASK = (
     "the mask's value decision (all ones) is written as a guard, not tf.cond / lax.cond / "
-    "where: a padded mask is refused ('assumes the truth of an array ... traced with True'"
-    "{})"
+    "where: only the all-ones branch was traced, so a padded mask is refused ('assumes the "
+    "truth of an array ... traced with True'{})"
 )
-_TRAINING = "the package is the eval graph only: no training argument{}"
 XFAIL: dict[tuple[str, str, str], str] = {
-    **{("training_arg", m, t): _TRAINING.format("") for m in MODELS for t in ("tensorflow", "jax")},
-    **{
-        ("train_step", "resnet", t): _TRAINING.format(
-            ", BatchNorm2d always uses its running statistics, so a step differs from "
-            "torch's in train mode (batch statistics) by about 1.6 in the logits"
-        )
-        for t in ("tensorflow", "jax")
-    },
-    ("none_inputs", "resnet", "tensorflow"): _SIZES.format(
-        "ResNetForImageClassification.call: 'Failed to convert elements of [None, 16] to "
-        "Tensor' (tf.reshape with a static size); Keras cannot infer the output spec"
-    ),
-    ("saved_model", "resnet", "tensorflow"): _SIZES.format(
-        "'Failed to convert elements of [None, 16] to Tensor' in ResNetForImageClassification.call"
-    ),
-    ("none_inputs", "bert", "tensorflow"): _SIZES.format(
-        "BertEmbeddings.call: 'unsupported operand type(s) for +: NoneType and int' (shape_1 + 0)"
-    ),
-    ("saved_model", "bert", "tensorflow"): _SIZES.format(
-        "BertEmbeddings.call: 'unsupported operand type(s) for +: NoneType and int'"
-    ),
-    ("none_inputs", "gpt2", "tensorflow"): _SIZES.format(
-        "GPT2Model.call: 'Failed to convert elements of [-1, None] to Tensor'"
-    ),
-    ("saved_model", "gpt2", "tensorflow"): _SIZES.format(
-        "GPT2Model.call: 'Failed to convert elements of [-1, None] to Tensor'"
-    ),
-    ("none_inputs", "vit", "tensorflow"): _SIZES.format(
-        "ViTPatchEmbeddings.call: 'Failed to convert elements of [None, 32, 16] to Tensor' "
-        "(a None batch size)"
-    ),
-    ("saved_model", "vit", "tensorflow"): _SIZES.format(
-        "ViTPatchEmbeddings.call: 'Failed to convert elements of [None, 32, 16] to Tensor'"
-    ),
-    ("fit", "resnet", "tensorflow"): _FIT.format("pixel_values"),
-    ("fit", "bert", "tensorflow"): _FIT.format("input_ids, attention_mask"),
-    ("fit", "gpt2", "tensorflow"): _FIT.format("input_ids, attention_mask"),
-    ("fit", "vit", "tensorflow"): _FIT.format("pixel_values"),
     ("padded_mask", "bert", "tensorflow"): _MASK.format(
         ": tf.debugging.assert_equal in BertModel.call"
     ),
@@ -396,9 +357,6 @@ XFAIL: dict[tuple[str, str, str], str] = {
         "ValueError at length 1"
         for t in ("tensorflow", "jax")
     },
-    ("jit_grad", "bert", "jax"): "integer buffers (embeddings.position_ids, token_type_ids) "
-    "sit in load_params()'s pytree beside the parameters: jax.grad raises 'grad requires "
-    "real- or complex-valued inputs ... but got int32'",
 }
 
 

@@ -118,3 +118,70 @@ def test_conv_kernel_size_is_not_baked(target):
     assert _check(f, example, same_kernel, target, atol=1e-3) == "right"
     bigger_kernel = (torch.randn(2, 3, 9, generator=g), torch.randn(4, 3, 5, generator=g))
     _check(f, example, bigger_kernel, target, atol=1e-3)  # right or refused, never wrong
+
+
+# -- writes the op's name does not announce --------------------------------------------------
+# ``F.batch_norm`` in training mode updates the running statistics it is given (without
+# moving torch's version counters: the op facts' ``STAT_WRITES`` say so), and
+# ``F.embedding(..., max_norm=)`` renormalises rows of its weight in place (the version
+# counter shows it). A translation computes without writing into arrays: where the code
+# reads the written array afterwards it would read the old values, so it refuses by name.
+
+
+def _bn_then_read(x, rm, rv):
+    y = torch.nn.functional.batch_norm(x, rm, rv, training=True)
+    return y + rm.sum()
+
+
+def _embedding_then_read(i, w):
+    y = torch.nn.functional.embedding(i, w, max_norm=1.0)
+    return y.sum() + w.sum()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_write_read_afterwards_is_refused_by_name(target):
+    x = torch.rand(4, 3)
+    with pytest.raises(it.TranspileError) as err:
+        it.transpile(_bn_then_read, target=target, args=(x, torch.zeros(3), torch.ones(3)))
+    msg = str(err.value)
+    assert "batch_norm" in msg and "_bn_then_read" in msg and "rm.sum()" in msg, msg
+    assert "argument 1 and argument 2" in msg, msg
+    w = torch.randn(5, 3) * 3
+    with pytest.raises(it.TranspileError, match=r"embedding.*argument 1.*w\.sum\(\)"):
+        it.transpile(_embedding_then_read, target=target, args=(torch.tensor([0, 2]), w))
+
+
+def _bn_only(x, rm, rv):
+    return torch.nn.functional.batch_norm(x, rm, rv, training=True) * 2
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_write_nothing_reads_translates(target):
+    """Nothing after the batch norm reads the statistics: its output (batch statistics) is
+    all the function gives, and that translates."""
+    assert (
+        _check(
+            _bn_only,
+            (torch.rand(4, 3), torch.zeros(3), torch.ones(3)),
+            (torch.rand(6, 3) * 5, torch.rand(3), torch.rand(3) + 1),
+            target,
+        )
+        == "right"
+    )
+
+
+def test_the_traced_graph_keeps_a_write_nothing_reads():
+    """The compiled graph replays the running-statistics update even though nothing reads
+    what batch norm returns (it is an effect, not dead code)."""
+    import ivytrace as ivy
+
+    def f(x, rm, rv):
+        torch.nn.functional.batch_norm(x, rm, rv, training=True)
+        return x * 2
+
+    x = torch.rand(4, 3)
+    g = ivy.trace_graph(f, args=(x, torch.zeros(3), torch.ones(3)))
+    rm, want = torch.zeros(3), torch.zeros(3)
+    g(x, rm, torch.ones(3))
+    f(x, want, torch.ones(3))
+    assert torch.count_nonzero(want) and torch.allclose(rm, want)

@@ -102,6 +102,30 @@ RESIZED = {
     ),
 }
 
+
+def _conv_then_trunc_div_of_a_size(x):
+    """A channels-last region (the layout pass runs on jax and tensorflow) and
+    ``torch.div(n, 2, rounding_mode="trunc")`` of a size (LongformerModel): the pass took
+    ``jnp.asarray(n)`` for an identity and dropped it, and the call met ``n.astype``."""
+    y = F.conv2d(x, torch.ones(3, 3, 1, 1)).relu()
+    c = torch.div(y.shape[-1], 2, rounding_mode="trunc") - 1
+    return y[..., :c] * 2
+
+
+RESIZED["trunc div of a size after a conv"] = (
+    _conv_then_trunc_div_of_a_size,
+    [R(2, 3, 8, 8)],
+    [[R(2, 3, 12, 12)], [R(1, 3, 9, 9)]],
+)
+
+RESIZED["linear of a 4-d input with a size-1 dim"] = (
+    # TensorFlow's batched matmul (oneDNN, CPU) answers (3, 1, 9, 32) @ (32, 32) wrongly:
+    # ProphetNet's n-gram stream at batch 3 was silently wrong on tensorflow
+    lambda x, w: F.linear(x, w),
+    [R(2, 2, 5, 32), R(32, 32)],
+    [[R(3, 1, 9, 32), R(32, 32)], [R(4, 1, 1, 7, 32), R(32, 32)]],
+)
+
 NOT_ON = {"conv_transpose1d (other kernel)": {"numpy"}}
 """numpy's conv unrolls the kernel's taps: a new kernel size is refused (guarded) there."""
 

@@ -134,14 +134,6 @@ class ConvNet(torch.nn.Module):
         return self.c2(y).mean(dim=(2, 3))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="since 6bf7f4c the conv rules read the weight's shape as tracked sizes (right at "
-    "new kernel sizes for weights passed as inputs); the depthwise kernel's reshape reads "
-    "the parameter's shape, and a parameter read by anything but a rearrangement is not "
-    "stored rearranged by fold_params, so its transpose runs per call (3 transposes, not 2). "
-    "Needs: a parameter's shape as constants in the translated graph",
-)
 def test_tensorflow_layout_pass_cancels_transposes_and_keeps_the_answer():
     torch.manual_seed(0)
     net = ConvNet().eval()

@@ -109,3 +109,33 @@ def test_what_does_not_depend_on_the_choice_is_still_compared_node_by_node(targe
     with pytest.raises(it.ValidationError) as info:
         it.translate_graph(graph, target, (a,), {}, table)
     assert info.value.check.op == "torch.tanh"  # the singular values are unique: compared
+
+
+def routed_norm(logits, w):
+    """Top-2 routing of rows whose logits tie (padded tokens: zero logits), then an RMS norm
+    of the small routed values: the tie-break reaches the output through ``pow``, whose
+    results agree within 1e-4 absolutely whichever experts were picked."""
+    idx = logits.topk(2, dim=1).indices
+    h = w[idx].sum(1)
+    v = h.pow(2).mean(-1, keepdim=True)
+    return h * torch.rsqrt(v + 1e-6)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_tie_break_carried_through_small_values_is_refused_as_a_choice(target):
+    """JetMoE's padded tokens: the choice of top-k among ties is carried on through values
+    that agree only in absolute terms (squares of 0.004), so the output is judged as a
+    choice (refused naming topk), not a later rsqrt as a wrong rule."""
+    logits = torch.zeros(3, 4)
+    logits[0] = torch.tensor([0.3, -0.2, 0.9, 0.1])
+    w = 0.004 * torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
+    graph = ivy.trace_graph(routed_norm, args=(logits, w)).ir
+    try:
+        tr = it.translate_graph(graph, target, (logits, w), {}, dict(it.TORCH_RULES))
+    except it.ValidationError as exc:
+        msg = str(exc)
+        assert "topk" in msg and "order among ties" in msg, msg
+        assert exc.check.op != "torch.rsqrt", msg  # not blamed on a correct rule
+        return
+    # the target broke the ties as torch did: then the answer is torch's
+    np.testing.assert_allclose(np.asarray(tr.output), routed_norm(logits, w).numpy(), rtol=1e-4)

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "GUARDED",
     "LEDGER",
     "ORIENTED",
     "STATIC",
@@ -64,42 +63,26 @@ STATIC: dict[str, Any] = {
 }  # fmt: skip
 """The value of each required non-array parameter, by name."""
 
-GUARDED = {
-    "int() of a size": (
-        "center_crop*, five_crop*, ten_crop*: torchvision's _center_crop_compute_crop_anchor "
-        "takes int(round((h - crop) / 2.0)); round() keeps the size tracked, but CPython's "
-        "int() returns a plain int (it copies an int subclass), so the crop offset is baked "
-        "and guarded. An artefact of tracing Python, not a decision of the library."
-    ),
-    "float literal combined with a size": (
-        "affine*, rotate*, perspective*: torchvision's _affine_grid / _perspective_grid "
-        "compute (1.0 - ow) * 0.5 and 0.5 * ow; float's own arithmetic reads the int's value "
-        "without asking it, so the grid's start is baked and the size check pins the image "
-        "size. An artefact of tracing Python, not a decision of the library."
-    ),
-    "square image": (
-        "rotate*: rotate_image compares shape[-1] == shape[-2] (a transpose fast path at 90 "
-        "and 270 degrees): a real decision of the library, guarded; traced at the square "
-        "16x16 image it refuses a non-square one even once the grid above is tracked (the "
-        "same kind of input there is a non-square image, as ORIENTED does for resize)."
-    ),
-}
-"""Why the functions refused at the new image size are refused (the translation's guard
-message says 'a comparison' for all of them: the source trace's reason is the one here)."""
-
 _FUNCTIONAL = "torchvision.transforms.v2.functional"
 
-ORIENTED = frozenset({"F.resize", "F.resize_image", "F.resize_mask", "F.resize_video"})
+ORIENTED = frozenset({
+    "F.resize", "F.resize_image", "F.resize_mask", "F.resize_video",
+    "F.rotate", "F.rotate_image", "F.rotate_mask", "F.rotate_video",
+})  # fmt: skip
 """Functions whose code decides on the image's orientation: torchvision's
 ``_compute_resized_output_size`` compares ``w <= h`` (portrait or square vs landscape) to
-pick the short and long edges. For these a new input of the same kind keeps the
-orientation, so they are traced at a landscape image ``(16, 20)`` (not the square
-``(16, 16)`` of the other functions, which is the boundary case of the comparison) and
-called again at the landscape ``(20, 24)``. The decision is still a guard of the
-translation: a portrait image is refused by name (GuardFailure), not answered. Rotation
-(``rotate_image``'s ``shape[-1] == shape[-2]`` fast path for 90/270 degrees) is not in the
-set: its refusal comes first from a float literal combined with a size in torchvision's
-``_affine_grid`` (``(1.0 - ow) * 0.5``), which the tracer cannot see."""
+pick the short and long edges, and ``rotate_image`` compares ``shape[-1] == shape[-2]`` (a
+transpose fast path at 90 and 270 degrees, asked at every angle but 0 and 180). For these a
+new input of the same kind keeps the orientation, so they are traced at a landscape image
+``(16, 20)`` (not the square ``(16, 16)`` of the other functions, which is the boundary case
+of the comparison) and called again at the landscape ``(20, 24)``. The decision is still a
+guard of the translation: a portrait (or square) image is refused by name (GuardFailure),
+not answered.
+
+The sizes torchvision passes through ``int()`` (``_center_crop_compute_crop_anchor``'s
+``int(round((h - crop) / 2.0))``) and float literals (``_affine_grid``'s ``(1.0 - ow) *
+0.5``, ``0.5 * w``) stay tracked: the tracer rewrites the calls and literals of the code it
+runs (``ivytrace_intercept.pycode``)."""
 
 
 def _opdb() -> Any:

@@ -22,6 +22,7 @@ from .scalars import (
     TrackedInt,
     guarded_value,
     is_tracked_scalar,
+    tracked_apply,
     tracked_call,
     tracked_value,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "is_tracked_scalar",
     "source_hint",
     "trace",
+    "tracked_apply",
     "tracked_call",
     "tracked_value",
 ]

@@ -23,6 +23,11 @@ tracing context; see :mod:`.base`).
   :class:`~.base.UnrecordedArrayWarning` when a recorded call uses them: JAX lists the
   live arrays, so those made during the trace are told from the constants captured from
   outside.
+- Within :func:`recording_tracers`, the values ``jax.jit`` stages (``DynamicJaxprTracer``)
+  are recorded like concrete arrays (the tracer class's operators, methods and properties
+  are wrapped too, while such a trace runs): a function traced under ``jax.jit`` is
+  recorded without running a primitive. The transpiler stages its translated run so, and
+  computes every value it validates in one compiled call.
 - PRNG keys are ordinary values. ``jax.random.normal(key, shape)`` is a function of
   ``key``: if the key is derived from the graph's inputs (or from state read from a module),
   the draw is an ordinary node, recomputed from the new key on each call; if it is not (a
@@ -34,7 +39,10 @@ tracing context; see :mod:`.base`).
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from ivytrace_ir import Symbol, Value, iter_arg_leaves
@@ -51,9 +59,27 @@ from .wrappers import (
     public_callables,
 )
 
-__all__ = ["JaxInterceptor"]
+__all__ = ["JaxInterceptor", "recording_tracers"]
 
 _VAR = REGISTRY.var("jax")
+_TRACER_KEY = "jax.Tracer"  # the registry key of the tracer class's wrappers
+_RECORD_TRACERS: ContextVar[bool] = ContextVar("ivytrace_jax_record_tracers", default=False)
+
+
+@contextlib.contextmanager
+def recording_tracers() -> Iterator[None]:
+    """Within (this context only), a jax trace started here records calls on the tracers
+    ``jax.jit`` stages as it records calls on concrete arrays. Calls on the tracers of other
+    transformations (``vmap``, ``grad``) still pass through unrecorded. A call that needs a
+    concrete value (``bool``, ``float`` of a staged array) raises jax's
+    ``ConcretizationTypeError`` as it would in any jitted code."""
+    token = _RECORD_TRACERS.set(True)
+    try:
+        yield
+    finally:
+        _RECORD_TRACERS.reset(token)
+
+
 _NAMESPACES = (
     "jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.nn", "jax.lax", "jax.random",
     "jax.scipy.special",
@@ -100,14 +126,19 @@ class JaxInterceptor(PatchingInterceptor):
 
         self._jnp = jnp
         self._tracer = jax.core.Tracer
-        self._array_type = type(jnp.zeros(()))
+        with jax.ensure_compile_time_eval():  # concrete even when made under jax.jit tracing
+            self._array_type = type(jnp.zeros(()))
+        self._staged: tuple[type, ...] = ()
+        if _RECORD_TRACERS.get():
+            from jax.interpreters.partial_eval import DynamicJaxprTracer
+
+            self._staged = (DynamicJaxprTracer,)
         self._live0: dict[int, Any] = {}
         # jax arrays are immutable: a snapshot is the array itself
         self.hook_recorder(("jax", "jaxlib"), self._convert_arg, lambda a: a)
 
     # ------------------------------------------------------------ lifecycle
     def plan(self) -> list[tuple[Any, str, Any]]:
-        jax = _jax()
         out: list[tuple[Any, str, Any]] = []
         for ns in _NAMESPACES:
             mod = sys.modules.get(ns)
@@ -118,24 +149,10 @@ class JaxInterceptor(PatchingInterceptor):
                 for attr, orig, name in public_callables(mod, ns)
                 if not attr.endswith("_p")  # primitives
             ]
-        arr = self._array_type
-        attrs = {a for a in vars(jax.Array) if not a.startswith("_")}
-        attrs |= {a for a in dir(jax.Array) if a.startswith("__") and allowed(f"jax.Array.{a}")}
-        attrs |= {*_LEAVING_DUNDERS, "__iter__", *(n.rsplit(".", 1)[1] for n in _QUIET)}
-        for attr in sorted(attrs - _ARRAY_SKIP):
-            if attr in ("__eq__", "__ne__", "__hash__") and attr not in vars(arr):
-                continue
-            static = class_attribute(arr, attr)
-            if static is None or isinstance(static, staticmethod | classmethod | type):
-                continue
-            if attr in _LEAVING_DUNDERS:
-                name = _LEAVING_DUNDERS[attr]
-            else:
-                name = f"jax.Array.{attr}"
-                if name not in _QUIET and attr != "__iter__" and not allowed(name):
-                    continue
-            out.append((arr, attr, method_wrapper(static, name, _VAR)))
-        return out
+        return out + _class_plan(self._array_type)
+
+    def _tracer_plan(self) -> list[tuple[Any, str, Any]]:
+        return _class_plan(self._tracer)
 
     def owners(self) -> tuple[Any, ...]:
         return tuple(sys.modules.get(ns) for ns in _NAMESPACES)
@@ -145,11 +162,17 @@ class JaxInterceptor(PatchingInterceptor):
         stack.enter_context(jax.disable_jit())  # thread-local: other threads keep jitting
         self._live0 = {id(a): a for a in jax.live_arrays()}
         stack.callback(self._live0.clear)
+        if self._staged:  # the tracer class's wrappers, while a staged trace needs them
+            REGISTRY.acquire(_TRACER_KEY, self._tracer_plan, (self._tracer,))
+            stack.callback(REGISTRY.release, _TRACER_KEY)
 
     # ------------------------------------------------------------ hooks
     def symbolic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        tracer = self._tracer
-        return any(isinstance(leaf, tracer) for leaf in iter_arg_leaves((args, kwargs)))
+        tracer, staged = self._tracer, self._staged
+        return any(
+            isinstance(leaf, tracer) and not isinstance(leaf, staged)
+            for leaf in iter_arg_leaves((args, kwargs))
+        )
 
     def flags(
         self, name: str, call: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -180,6 +203,30 @@ class JaxInterceptor(PatchingInterceptor):
                 "a function bound by name before tracing ...",
             )
         return None
+
+
+def _class_plan(cls: type) -> list[tuple[Any, str, Any]]:
+    """The wrappers of an array class's operators, methods and properties (the concrete
+    array class, or the tracer class while :func:`recording_tracers`)."""
+    jax = _jax()
+    attrs = {a for a in vars(jax.Array) if not a.startswith("_")}
+    attrs |= {a for a in dir(jax.Array) if a.startswith("__") and allowed(f"jax.Array.{a}")}
+    attrs |= {*_LEAVING_DUNDERS, "__iter__", *(n.rsplit(".", 1)[1] for n in _QUIET)}
+    out: list[tuple[Any, str, Any]] = []
+    for attr in sorted(attrs - _ARRAY_SKIP):
+        if attr in ("__eq__", "__ne__", "__hash__") and attr not in vars(cls):
+            continue
+        static = class_attribute(cls, attr)
+        if static is None or isinstance(static, staticmethod | classmethod | type):
+            continue
+        if attr in _LEAVING_DUNDERS:
+            name = _LEAVING_DUNDERS[attr]
+        else:
+            name = f"jax.Array.{attr}"
+            if name not in _QUIET and attr != "__iter__" and not allowed(name):
+                continue
+        out.append((cls, attr, method_wrapper(static, name, _VAR)))
+    return out
 
 
 def _same_dtype(a: Any, b: Any) -> bool:

@@ -242,6 +242,7 @@ class Recorder:
         effect: bool = False,
         track_scalars: bool = True,
         guard_why: str | None = None,
+        writes: tuple[str, ...] = (),
     ) -> Any:
         """Add a node for ``op(*args, **kwargs) -> result``; return ``result`` with its
         Python scalars replaced by tracked ones.
@@ -261,7 +262,16 @@ class Recorder:
             guard_why = guard_why or "the rank of an array (x.ndim, x.dim()) was used by Python"
         with self._quiet:
             return self._record_call(
-                op, args, kwargs, result, generator, mutates, effect, track_scalars, guard_why
+                op,
+                args,
+                kwargs,
+                result,
+                generator,
+                mutates,
+                effect,
+                track_scalars,
+                guard_why,
+                writes,
             )
 
     def _record_call(
@@ -275,6 +285,7 @@ class Recorder:
         effect: bool,
         track_scalars: bool,
         guard_why: str | None,
+        writes: tuple[str, ...] = (),
     ) -> Any:
         ir_args = tuple(self.to_ir(a) for a in args)
         ir_kwargs = {k: self.to_ir(v) for k, v in kwargs.items()}
@@ -295,7 +306,11 @@ class Recorder:
             else:
                 specs.append(ObjectSpec(f"{type(leaf).__module__}.{type(leaf).__qualname__}"))
         meta = NodeMeta(
-            source=src, generator=generator, effect=effect or bool(mutates), mutates=mutates
+            source=src,
+            generator=generator,
+            effect=effect or bool(mutates) or bool(writes),
+            mutates=mutates,
+            writes=writes,
         )
         outs = self.builder.add_node(op, ir_args, ir_kwargs, tuple(specs), tree, meta)
         new_leaves = []

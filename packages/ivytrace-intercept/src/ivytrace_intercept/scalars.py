@@ -19,12 +19,14 @@ if TYPE_CHECKING:
     from .recorder import Recorder
 
 __all__ = [
+    "FloatOperand",
     "TrackedFloat",
     "TrackedInt",
     "guarded_value",
     "is_tracked_scalar",
     "make_tracked",
     "scalar_spec",
+    "tracked_apply",
     "tracked_call",
     "tracked_value",
 ]
@@ -50,6 +52,19 @@ def tracked_call(op: str, fn: Any, *args: Any) -> Any:
     if rec is None:
         return raw
     return rec.scalar_op(op, args, raw)
+
+
+def tracked_apply(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` for a recorded scalar node replayed on tracked values (``operator.mul(0.5,
+    n)``): where a plain float meets a tracked int on its right, ``float``'s own arithmetic
+    would read the int without asking it and give a plain, baked float; the float is handed
+    over as a :class:`FloatOperand` so the result stays tracked. ``math.sqrt``, which reads
+    ``__float__``, is a tracked call."""
+    if len(args) == 2 and type(args[0]) is float and type(args[1]) is TrackedInt:
+        return fn(FloatOperand(args[0]), args[1])
+    if fn is math.sqrt:  # reads __float__, which would guard: a node instead
+        return tracked_call("math.sqrt", fn, *args)
+    return fn(*args)
 
 
 def guarded_value(x: Any, why: str) -> Any:
@@ -248,3 +263,39 @@ def scalar_spec(raw: Any) -> ScalarSpec:
         if isinstance(raw, t):
             return ScalarSpec(t.__name__)
     raise TypeError(type(raw))
+
+
+class FloatOperand(float):
+    """A plain float used as the left operand of a binary operation or comparison whose right
+    operand may be a tracked int (``0.5 * n``, ``1.0 - n``, ``0.5 < n``). CPython computes
+    ``float op int-subclass`` with ``float``'s own method, which reads the int's value without
+    asking it, so the size would be baked; this float hands a tracked int to the int's
+    reflected method instead (tracked arithmetic, or a guarded comparison) and otherwise
+    computes as the plain float. Every method returns the plain or the tracked result, so the
+    operand itself never escapes into the traced code's values."""
+
+    __slots__ = ()
+    __hash__ = float.__hash__
+
+
+def _operand_method(fn: Any, reflected: str) -> Any:
+    def method(self: Any, other: Any) -> Any:
+        plain = float.__float__(self)
+        if type(other) is TrackedInt:
+            return getattr(other, reflected)(plain)
+        return fn(plain, other)
+
+    return method
+
+
+for _name, _fn, _reflected in (
+    ("add", operator.add, "__radd__"), ("sub", operator.sub, "__rsub__"),
+    ("mul", operator.mul, "__rmul__"), ("truediv", operator.truediv, "__rtruediv__"),
+    ("floordiv", operator.floordiv, "__rfloordiv__"), ("mod", operator.mod, "__rmod__"),
+    ("pow", operator.pow, "__rpow__"), ("divmod", divmod, "__rdivmod__"),
+    ("lt", operator.lt, "__gt__"), ("le", operator.le, "__ge__"),
+    ("gt", operator.gt, "__lt__"), ("ge", operator.ge, "__le__"),
+    ("eq", operator.eq, "__eq__"), ("ne", operator.ne, "__ne__"),
+):  # fmt: skip
+    setattr(FloatOperand, f"__{_name}__", _operand_method(_fn, _reflected))
+del _name, _fn, _reflected

@@ -199,9 +199,65 @@ def _unused_size(g: Graph) -> bool:
 
 
 def _auto_hint(g: Graph) -> bool:
-    """``"auto"``'s test: :func:`_unused_size` (the user's code) or :func:`_baked_constant`
-    (any code, library code included)."""
-    return _unused_size(g) or _baked_constant(g)
+    """``"auto"``'s test: :func:`_unused_size` (the user's code), :func:`_baked_constant` or
+    :func:`_unrolled_index` (any code, library code included)."""
+    return _unused_size(g) or _baked_constant(g) or _unrolled_index(g)
+
+
+_INDEXING = frozenset({"__getitem__", "select"})
+
+
+def _literal_indices(n: Node, rank: int) -> Iterator[tuple[int, int]]:
+    """(dim, literal int index) of an indexing node (``x[:, :, 6]``, ``x[..., 6]``,
+    ``x.select(2, 6)``) on an array of rank ``rank``."""
+    last = n.op.rsplit(".", 1)[-1]
+    if last == "select" and len(n.args) == 3:
+        dim, idx = n.args[1], n.args[2]
+        if type(dim) is int and type(idx) is int:
+            yield dim % rank, idx
+        return
+    if last != "__getitem__" or len(n.args) != 2:
+        return
+    items = n.args[1] if isinstance(n.args[1], tuple) else (n.args[1],)
+    if not all(x is None or x is Ellipsis or type(x) in (int, slice) for x in items):
+        return
+    if Ellipsis in items:
+        cut = items.index(Ellipsis)
+        head, tail = items[:cut], items[cut + 1 :]
+    else:
+        head, tail = items, ()
+    dim = 0
+    for x in head:
+        if type(x) is int:
+            yield dim, x
+        dim += x is not None
+    dim = rank
+    for x in reversed(tail):
+        dim -= x is not None
+        if type(x) is int:
+            yield dim, x
+
+
+def _unrolled_index(g: Graph) -> bool:
+    """Whether an indexing op took the LAST element of a dimension of 3 or more with a
+    non-negative literal (``x[:, :, 6]`` of a length-7 axis): what a Python loop
+    ``for i in range(n)`` over a size leaves behind on its last turn (Jamba's and Mamba's
+    sequential scans, in library code too). Code that means "the last" writes ``-1``; a
+    false alarm costs one more trace."""
+    for n in g.nodes:
+        if n.op.rsplit(".", 1)[-1] not in _INDEXING or not n.args:
+            continue
+        x = n.args[0]
+        if not isinstance(x, Value) or not isinstance(x.spec, TensorSpec):
+            continue
+        shape = x.spec.shape
+        if not shape:
+            continue
+        for dim, idx in _literal_indices(n, len(shape)):
+            size = shape[dim] if 0 <= dim < len(shape) else None
+            if isinstance(size, int) and size >= 3 and idx == size - 1:
+                return True
+    return False
 
 
 _NEAR = (-1, 0, 1)

@@ -28,7 +28,7 @@ from ivytrace_ir import (
     resolve,
     spec_of,
 )
-from ivytrace_ir.opfacts import CONVERSION_DUNDERS, draws_random, name_mutates
+from ivytrace_ir.opfacts import CONVERSION_DUNDERS, draws_random, name_mutates, name_writes
 
 from .base import LEAVING, holds_array
 from .recorder import Recorder, TraceError
@@ -522,6 +522,7 @@ class TorchInterceptor:
                 f"ivytrace cannot name the torch callable {func!r} (called at {src}: "
                 f"{src.code if src else ''}); it is not reachable from torch's public namespaces"
             )
+        versions = _versions(self.torch, args, kwargs)
         with rec.not_recording():
             result = func(*args, **kwargs)
         fact = self._trace_time_fact(name, args, kwargs, result)
@@ -531,14 +532,16 @@ class TorchInterceptor:
         try:
             if name in _LEAVES_GRAPH:
                 return self._record_leaving(name, args, result)
+            mutates = name_mutates(name, args, kwargs)
             return rec.record_call(
                 name,
                 args,
                 kwargs,
                 result,
                 generator=draws_random(name, args, kwargs),
-                mutates=name_mutates(name, args, kwargs),
+                mutates=mutates,
                 effect="out" in kwargs,
+                writes=_writes(name_writes(name, args, kwargs), versions, mutates),
             )
         finally:
             self._op = None
@@ -640,3 +643,29 @@ def _is_metadata(torch: Any, obj: Any) -> bool:
     kinds = (bool, str, torch.dtype, torch.device, torch.layout, torch.memory_format,
              torch.finfo, torch.iinfo)  # fmt: skip
     return obj is None or isinstance(obj, kinds)
+
+
+def _versions(
+    torch: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> list[tuple[str, Any, int]]:
+    """``(argument, tensor, version counter)`` of each tensor a call receives (at the top
+    level or in a list or tuple there), so :func:`_unsaid_writes` can see what the call wrote."""
+    out: list[tuple[str, Any, int]] = []
+    for key, a in (*((str(i), a) for i, a in enumerate(args)), *kwargs.items()):
+        for t in a if isinstance(a, list | tuple) else (a,):
+            if isinstance(t, torch.Tensor) and not t.is_inference():
+                out.append((key, t, t._version))
+    return out
+
+
+def _writes(
+    named: tuple[str, ...], versions: list[tuple[str, Any, int]], mutates: tuple[int, ...]
+) -> tuple[str, ...]:
+    """The arguments a call wrote into although ``mutates`` and ``out=`` do not say so: the
+    op's facts' (``named``: running statistics) and those whose version counter moved."""
+    said = {str(p) for p in mutates} | {"out"}
+    moved = [(k, t) for k, t, v in versions if k not in said and t._version != v]
+    if moved:  # a view shares its base's counter: ``y[1] += 3`` moves the view it writes
+        written = {t.untyped_storage().data_ptr() for k, t, _ in versions if k in said}
+        moved = [(k, t) for k, t in moved if t.untyped_storage().data_ptr() not in written]
+    return tuple(dict.fromkeys((*named, *(k for k, _ in moved))))

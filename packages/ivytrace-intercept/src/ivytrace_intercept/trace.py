@@ -28,6 +28,7 @@ from ivytrace_ir import (
 
 from .base import plain
 from .interceptor import Interceptor, ModuleBinder, interceptors_for
+from .pycode import tracking_code
 from .recorder import Recorder, TraceError
 from .scalars import is_tracked_scalar, tracked_value
 from .sizecheck import pin_baked_sizes
@@ -311,6 +312,7 @@ def trace(
         stack.enter_context(recording_attributes(rec, stateful_pairs))
         for icpt in interceptors:
             stack.enter_context(icpt)
+        stack.enter_context(tracking_code(fn))  # int(), float(), 0.5 * n on sizes: tracked
         try:
             output = fn(*args, **kwargs)
         except Exception as exc:

@@ -66,6 +66,11 @@ class NodeMeta:
     """The node has an effect that must be kept even when nothing reads its outputs."""
     mutates: tuple[int, ...] = ()
     """Positions of the arguments the op changes in place."""
+    writes: tuple[str, ...] = ()
+    """Arguments the call wrote into although its op's facts (``mutates``, ``out=``) do not
+    say so, as torch's version counters showed while tracing (``F.batch_norm`` updating its
+    running statistics): a position (``"1"``) or a keyword (``"running_mean"``). Replayed in
+    the source framework the write happens again; a translation cannot make it."""
     note: str = ""
     """Free text: why a guard exists, where a constant came from."""
     scope: tuple[str, ...] = ()

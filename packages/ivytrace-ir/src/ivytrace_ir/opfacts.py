@@ -41,6 +41,7 @@ __all__ = [
     "NON_DRAWING_RANDOM_OPS",
     "OPERATORS",
     "RANDOM_NAMESPACES",
+    "STAT_WRITES",
     "STRUCTURAL_OPS",
     "TRAINING_FLAG",
     "VIEW_OPS",
@@ -57,6 +58,7 @@ __all__ = [
     "is_view",
     "method_spelling",
     "name_mutates",
+    "name_writes",
     "op_record",
     "operator_named",
 ]
@@ -163,6 +165,34 @@ TRAINING_FLAG: Mapping[str, tuple[str, int | None, bool]] = MappingProxyType(
 )
 """Ops that draw only when a flag is set (a rate is non-zero): name -> (keyword, position,
 default)."""
+
+STAT_WRITES: Mapping[str, tuple[tuple[str, int | None, bool], tuple[tuple[str, int], ...]]] = (
+    MappingProxyType(
+        {
+            "torch.nn.functional.batch_norm": (
+                ("training", 5, False),
+                (("running_mean", 1), ("running_var", 2)),
+            ),
+            "torch.nn.functional.instance_norm": (
+                ("use_input_stats", 5, True),
+                (("running_mean", 1), ("running_var", 2)),
+            ),
+            **{
+                op: ((flag, 5, default), (("running_mean", 3), ("running_var", 4)))
+                for op, flag, default in (
+                    ("torch.batch_norm", "training", False),
+                    ("torch.native_batch_norm", "training", False),
+                    ("torch._native_batch_norm_legit", "training", False),
+                    ("torch.instance_norm", "use_input_stats", True),
+                )
+            },
+        }
+    )
+)
+"""Ops that update running statistics they are given when a flag is set (batch norm in
+training mode): name -> ((flag keyword, position, default), ((argument, position), ...)).
+Torch makes these writes without moving the tensors' version counters, so only this table
+tells them (:func:`name_writes`)."""
 
 EFFECT_OPS = frozenset(
     {
@@ -613,3 +643,19 @@ def draws_random(op: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> boo
     """Whether calling ``op`` with these arguments always draws random numbers (a draw
     from a seed or a key is the interceptor's to decide: :func:`draw_kind`)."""
     return draw_kind(op, args, kwargs) == "draw"
+
+
+def name_writes(op: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[str, ...]:
+    """The arguments ``op`` writes into besides :func:`name_mutates`' (running statistics
+    under a training flag, :data:`STAT_WRITES`): their positions as text (``"1"``) or
+    their keywords, as given, where the call passes an array there."""
+    facts = STAT_WRITES.get(op)
+    if facts is None or not _flag(args, kwargs, *facts[0]):
+        return ()
+    out = []
+    for name, pos in facts[1]:
+        if name in kwargs and kwargs[name] is not None:
+            out.append(name)
+        elif pos < len(args) and args[pos] is not None:
+            out.append(str(pos))
+    return tuple(out)

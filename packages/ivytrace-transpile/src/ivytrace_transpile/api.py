@@ -142,6 +142,12 @@ def transpile(
         return tuple(transpile(o, **opts) for o in objs)
     (obj,) = objs
     src = _resolve_source(obj, source, args, kwargs, target)
+    if src == "tensorflow" and output_dir not in (None, False) and _is_tensorflow_module(obj):
+        raise NotImplementedError(
+            "writing the package of a Keras model or tf.Module is not built yet (the written "
+            "package needs a class per source layer); translate with output_dir=False and "
+            "call the result, or save its .params"
+        )
     how = _How(target, src, validate, output_dir, retrace)
     return _translate_object(obj, args, kwargs, how)
 
@@ -184,13 +190,36 @@ def _resolve_source(obj: Any, source: str | None, args: Any, kwargs: Any, target
             f"source={source!r} names no framework ivytrace knows: {hint}"
             f"expected one of {', '.join(map(repr, SOURCES))}, or leave source= out"
         )
-    src, why = (source, "source= says so") if source else source_of(obj, args, kwargs, target)
-    if src not in ("torch", "numpy", "jax"):
+    if source:
+        src, why = source, "source= says so"
+    elif _is_tensorflow_module(obj):
+        src, why = "tensorflow", "it is a Keras layer or tf.Module"
+    else:
+        src, why = source_of(obj, args, kwargs, target)
+    if src not in ("torch", "numpy", "jax", "tensorflow"):
         raise NotImplementedError(
             f"translating from {src} ({why}) is not built yet: there are rule tables for "
-            "torch, numpy and jax code; pass source= if the code calls one of those"
+            "torch, tensorflow, numpy and jax code; pass source= if the code calls one of those"
         )
     return src
+
+
+def _is_tensorflow_module(obj: Any) -> bool:
+    """Whether ``obj`` is a Keras layer or model, a ``tf.Module``, or a class of them
+    (their ``__module__`` is ``keras.src...``, which names no source framework)."""
+    tf = sys.modules.get("tensorflow")
+    keras = sys.modules.get("keras")
+    kinds = tuple(
+        k
+        for k in (
+            getattr(tf, "Module", None),
+            getattr(getattr(keras, "layers", None), "Layer", None),
+        )
+        if isinstance(k, type)
+    )
+    if not kinds:
+        return False
+    return isinstance(obj, kinds) or (isinstance(obj, type) and issubclass(obj, kinds))
 
 
 def _translate_object(obj: Any, args: Any, kwargs: Any, how: _How) -> Any:

@@ -55,6 +55,8 @@ def _inner_translation(cls: type, validate: bool, output_dir: Any, retrace: bool
     class _Translated(TranslatedCallable):
         """The lazy translation inside one layer: calls pass the layer's variables."""
 
+        fixed_weights = False  # training changes them: no work on them is done once
+
         def __init__(self, layer: Any, module: Any) -> None:
             super().__init__(
                 module,

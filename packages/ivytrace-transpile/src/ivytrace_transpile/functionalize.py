@@ -529,7 +529,10 @@ def functionalize(graph: Graph, args: tuple, kwargs: dict) -> Graph:
     """``graph`` (traced from torch on ``args``/``kwargs``) with every write through a view
     scattered back into its base and every later read of memory a write changed recomputed
     (see the module docstring). The same graph when it has no such write."""
-    if not _torch_graph(graph) or not needs_functionalize(graph):
+    if not _torch_graph(graph):
+        return graph
+    _refuse_unsaid_writes(graph)
+    if not needs_functionalize(graph):
         return graph
     parent, truth = _replay(graph, args, kwargs)
     b = _Builder(graph, parent)
@@ -542,6 +545,54 @@ def functionalize(graph: Graph, args: tuple, kwargs: dict) -> Graph:
     if not any(is_generator(n) for n in graph.nodes):
         _check(graph, new, args, kwargs, truth)
     return new
+
+
+def _written(node: Node) -> list[Value | Const]:
+    """The arrays ``node`` wrote into beyond what its op's facts say (``meta.writes``)."""
+    kw = node.kwargs_dict
+    out: list[Value | Const] = []
+    for w in node.meta.writes:
+        arg = node.args[int(w)] if w.isdigit() and int(w) < len(node.args) else kw.get(w)
+        out.extend(a for a in _leaves(arg) if isinstance(a, Value | Const))
+    return out
+
+
+def _refuse_unsaid_writes(graph: Graph) -> None:
+    """A write torch made that the op's facts do not model (``F.batch_norm`` updating the
+    running statistics it is given, seen by the version counters while tracing) is refused
+    where anything after it reads the array written, or memory it shares: a translation
+    computes without writing into arrays, so that read would see the old values."""
+    from ivytrace_passes.analysis import alias_sets, key
+
+    writers = [(i, n) for i, n in enumerate(graph.nodes) if n.meta.writes]
+    if not writers:
+        return
+    sets = alias_sets(graph)
+    for i, node in writers:
+        hit = {sets.find(key(r)) for r in _written(node)}
+        later = [
+            (m, r) for m in graph.nodes[i + 1 :] for r in _array_refs(m) if sets.find(key(r)) in hit
+        ]
+        returned = any(
+            isinstance(a, Value | Const) and sets.find(key(a)) in hit
+            for a in _leaves(graph.outputs)
+        )
+        if not later and not returned:
+            continue
+        what = " and ".join(f"argument {w}" if w.isdigit() else f"{w}=" for w in node.meta.writes)
+        after = (
+            f"{later[0][0].op}{_where(later[0][0])} reads it afterwards"
+            if later
+            else "the function returns it"
+        )
+        raise TranspileError(
+            f"{node.op}{_where(node)} wrote into its {what} (running statistics, updated in "
+            f"training mode, or a write torch's version counter showed), and {after}; a "
+            "translation "
+            "computes without writing into arrays, so it would read the old values. Make the "
+            "update explicit in the code (compute the new values and use them), or trace "
+            "without it (training=False / .eval())"
+        )
 
 
 def _check(old: Graph, new: Graph, args: tuple, kwargs: dict, truth: list) -> None:

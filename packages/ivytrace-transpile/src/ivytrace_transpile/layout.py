@@ -327,16 +327,35 @@ class _Sweep:
 
 def _drop_identities(graph: Graph, nodes: list[Node]) -> list[Node]:
     """Identity nodes made by cancelled pairs, replaced by their input where no output
-    needs the identity's own value."""
+    needs the identity's own value. Only an identity of an array to the same dtype and
+    shape goes: the same op names a conversion too (``jnp.asarray(n)`` of a Python size,
+    ``jnp.asarray(x, dtype=...)``), whose input has no ``astype`` (LongformerModel's
+    ``torch.div(seq_len, w, rounding_mode="trunc")``) or another dtype."""
     from ivytrace_passes.edit import substitute_node
 
     out_ids = {o.id for o in graph.outputs if isinstance(o, Value)}
     subst: dict[int, Any] = {}
     kept = []
     for n in nodes:
-        if n.op in _IDENTITY.values() and n.outputs[0].id not in out_ids:
+        if (
+            n.op in _IDENTITY.values()
+            and n.outputs[0].id not in out_ids
+            and _same_array(n.args[0] if len(n.args) == 1 and not n.kwargs else None, n)
+        ):
             src = n.args[0]
             subst[n.outputs[0].id] = subst.get(src.id, src) if isinstance(src, Value) else src
             continue
         kept.append(substitute_node(n, subst) if subst else n)
     return kept
+
+
+def _same_array(src: Any, n: Node) -> bool:
+    """Whether ``src`` is an array of the dtype and shape of ``n``'s one output."""
+    out = n.outputs[0].spec if len(n.outputs) == 1 else None
+    return (
+        isinstance(src, Value)
+        and isinstance(src.spec, TensorSpec)
+        and isinstance(out, TensorSpec)
+        and src.spec.dtype == out.dtype
+        and src.spec.shape == out.shape
+    )

@@ -238,6 +238,8 @@ def load_params(path=WEIGHTS):
     ``state_dict`` key ``"a.b.weight"`` is ``params["a"]["b"]["weight"]``."""
     params = {{}}
     for key, value in sorted(load_file(path).items()):
+        if value.dtype.kind in "biu":  # an integer buffer: no parameter (BUFFERS)
+            continue
         *outer, last = key.split(".")
         node = params
         for part in outer:

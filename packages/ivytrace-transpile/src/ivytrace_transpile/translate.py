@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ivytrace_intercept import IdentityMap, source_hint, trace
+from ivytrace_intercept import IdentityMap, TraceResult, source_hint, trace
 from ivytrace_ir import (
     Const,
     Graph,
@@ -47,7 +47,7 @@ from .binding import bind
 from .context import Rule, RuleContext
 from .decompose import decomposition_gap, needs_decomposition, with_decompositions
 from .errors import NodeCheck, TranspileError, UnsupportedOpsError
-from .folding import Fold, fold_params, stager
+from .folding import Fold, fold_params
 from .reference import (
     compare_output,
     node_checks,
@@ -57,6 +57,7 @@ from .reference import (
     to_target,
     validation_error,
 )
+from .staging import NeedsValues, staged_trace
 from .targets import get_target, remembering_transposes
 
 __all__ = [
@@ -151,7 +152,12 @@ def unsupported_report(
             "A translation rule for an op (rules/torch/<family>.py), or for the aten ops "
             "PyTorch decomposes it into (rules/torch/aten.py), would make it work."
         )
-    if any(not op.startswith("torch.") for op in missing):
+    if any(op.startswith("tensorflow.") for op in missing):
+        lines.append(
+            "A rule for a tensorflow function (rules/tensorflow/<family>.py: math, nn, "
+            "shapes, linalg) would make it work."
+        )
+    if any(not op.startswith(("torch.", "tensorflow.")) for op in missing):
         lines.append(
             "A rule for a numpy or jax function (rules/array_api.py or array_api_shapes.py, "
             "registered for both spellings where they agree) would make it work."
@@ -175,9 +181,15 @@ def _state_paths(graph: Graph, env: Mapping[int, Any]) -> tuple[dict[int, str], 
         base = paths[owner.id]
         path = base if key in _CONTAINERS else (f"{base}.{key}" if base else str(key))
         out = node.outputs[0]
+        found = env.get(out.id)
+        if framework_of(found) is not None:
+            # a Keras variable is named by its own path (``conv1/kernel``, the names of
+            # ``model.weights``), not the attributes that reached it (``_layers.1._kernel``)
+            keras_path = getattr(found, "path", None)
+            if type(found).__module__.startswith("keras.") and isinstance(keras_path, str):
+                path = keras_path
+            arrays.setdefault(path, found)
         paths[out.id] = path
-        if framework_of(env.get(out.id)) is not None:
-            arrays.setdefault(path, env[out.id])
     return paths, arrays
 
 
@@ -209,21 +221,20 @@ def translate_graph(
     tgt = get_target(target)
     paths, state = _state_paths(graph, ref)
     params = {k: to_target(v, tgt) for k, v in state.items()}
-    run = _TranslatedRun(graph, target, rules, ref, paths, state)
 
     def conv_input(x: Any) -> Any:
         return to_target(x, tgt) if framework_of(x) is not None else x
 
     t_args, t_kwargs = map_arg((tuple(args), dict(kwargs)), conv_input)
-    with remembering_transposes():
-        res = trace(run.run, (params, *t_args), t_kwargs, name=name, frameworks=(target,))
+    run = _TranslatedRun(graph, target, rules, ref, paths, state)
+    res, produced = _translated_run(run, params, t_args, t_kwargs)
     _check_no_unrecorded(res.graph, run.consts.values(), target)
     if len(res.graph.outputs) != len(graph.outputs):
         raise TranspileError(
             f"the translated {name!r} returns {len(res.graph.outputs)} arrays where the source "
             f"returns {len(graph.outputs)}"
         )
-    checks = node_checks(graph, run.produced, ref)
+    checks = node_checks(graph, produced, ref)
     if validate:
         bad = next((c for c in checks if not c.ok), None)
         if bad is not None:
@@ -233,6 +244,31 @@ def translate_graph(
     )
     output = unflatten(graph.out_tree, list(res.output))
     return Translation(clean, params, graph, checks, target, output, folds=folds)
+
+
+def _translated_run(
+    run: _TranslatedRun, params: dict[str, Any], t_args: tuple[Any, ...], t_kwargs: dict[str, Any]
+) -> tuple[TraceResult, list[tuple[int, list[Any]]]]:
+    """``run`` traced (the translated graph) and what each node produced: staged where the
+    target stages (``staging.py``: recorded on abstract values, every value computed by one
+    compiled call), else, or where staging needs a concrete value, run eagerly."""
+    name, target = run.graph.meta.name, run.target
+
+    def record(p: dict[str, Any], a: tuple[Any, ...], k: dict[str, Any]) -> TraceResult:
+        run.produced = []
+        with remembering_transposes():
+            return trace(run.run, (p, *a), k, name=name, frameworks=(target,))
+
+    if run.tgt.stages:
+        run.staged = True
+        try:
+            got = staged_trace(run.tgt, record, lambda: run.produced, params, t_args, t_kwargs)
+        finally:
+            run.staged = False
+        if got is not None:
+            return got
+    res = record(params, t_args, t_kwargs)
+    return res, run.produced
 
 
 def _cleaned(
@@ -248,7 +284,7 @@ def _cleaned(
         from .layout import optimize_transposes
 
         clean = run_pipeline(clean, [optimize_transposes])
-    return fold_params(clean, params, stager(target))
+    return fold_params(clean, params, get_target(target).once)
 
 
 class _TranslatedRun:
@@ -272,6 +308,7 @@ class _TranslatedRun:
             out.id for n in graph.nodes for out in n.outputs if paths.get(out.id) in state
         }
         self.produced: list[tuple[int, list[Any]]] = []
+        self.staged = False  # running on staged values (``staging.py``)
 
     def leaf_value(self, a: Any, env: dict[int, Any]) -> Any:
         if isinstance(a, Value):
@@ -345,6 +382,10 @@ class _TranslatedRun:
             except TranspileError:
                 raise
             except Exception as exc:
+                if self.staged:  # no values to name an earlier divergence with: run eagerly
+                    if isinstance(exc, self.tgt.abstract_errors):
+                        raise
+                    raise NeedsValues(f"node {i} {node.op}") from exc
                 raise_first_divergence(graph, self.produced, ref)
                 where = (
                     f" at {node.meta.source}: {node.meta.source.code}" if node.meta.source else ""

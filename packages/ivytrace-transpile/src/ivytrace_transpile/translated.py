@@ -32,6 +32,7 @@ from ivytrace_ir import (
 from ivytrace_passes import default_pipeline, run_pipeline
 
 from .errors import TranslatedCallError, TranspileError
+from .folding import FoldedCall, fold_param_work, stager
 from .outputs import DEFAULT_OUTPUT_DIR, write_package
 from .rules import rules_for
 from .specialize import (
@@ -129,13 +130,32 @@ class TranslatedCallable:
         with _no_grad(self.source_framework):
             tr = self._trace_and_translate(src_args, src_kwargs)
         tr = dataclasses.replace(tr, params=self._weights.adopt(self.__name__, tr.params))
-        entry = (tr, compile_graph(tr.graph))
+        entry = (tr, self._compile(tr))
         self._entries.setdefault(_signature(args, kwargs, self.target), []).append(entry)
         self._last = entry
         self._made.append((describe_inputs(args, kwargs), tr))
         if self.output_dir is not None:
             self._write_default()
         return tr
+
+    fixed_weights = True
+    """Whether a call passes the translation's own weights, which never change: the work
+    that reads only them is then done once, at translation (``folding.fold_param_work``).
+    A Keras layer's translation passes its variables, which training changes: not fixed."""
+
+    def _compile(self, tr: Translation) -> CompiledGraph:
+        """``tr``'s graph as the function a call runs, ``(params, *args, **kwargs)``; for
+        fixed weights, a :class:`~ivytrace_transpile.folding.FoldedCall` of the per-call
+        graph (its ``graph`` and ``source`` are the per-call graph's)."""
+        if self.fixed_weights:
+            graph, prologue, derived = fold_param_work(tr.graph, tr.params, stager(tr.target))
+            if derived:
+                per_call = compile_graph(graph)
+                fn = FoldedCall(per_call.fn, prologue, tr.params, derived)
+                return CompiledGraph(
+                    fn, per_call.source, graph, per_call.filename, per_call.bindings
+                )
+        return compile_graph(tr.graph)
 
     def _trace_and_translate(self, src_args: tuple[Any, ...], src_kwargs: dict) -> Translation:
         """The source traced on its own arrays, passed through the pipeline, translated

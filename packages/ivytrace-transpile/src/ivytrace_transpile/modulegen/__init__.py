@@ -53,6 +53,14 @@ def render_modules(job: ModuleJob) -> ModuleSource:
             f"for cls in ({names}{',' if ', ' not in names else ''}):\n"
             "    keras.saving.register_keras_serializable(__name__)(cls)\n"
         )
+    ints = [k for k, a in job.arrays.items() if a.dtype.kind in "biu"]
+    if ints and not w.keras:  # integer buffers: read from BUFFERS, not params (load_params)
+        make = "jnp.asarray" if job.target == "jax" else "np.asarray"
+        w.helpers["BUFFERS"] = (
+            "BUFFERS = {  # integer buffers (no parameters): by torch key\n"
+            f"    k: {make}(v) for k, v in load_file(WEIGHTS).items() if k in {tuple(ints)!r}\n"
+            "}\n"
+        )
     texts = [t for t in w.texts.values() if t]
     return ModuleSource(
         name,

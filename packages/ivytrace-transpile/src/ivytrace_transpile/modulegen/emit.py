@@ -12,6 +12,17 @@ from typing import Any
 from ivytrace_compile import sanitize
 
 from ..structure import is_container
+from .conventions import (
+    BN_TRAIN,
+    CHECK,
+    SHAPE_LIST,
+    batch_norm_training,
+    drops_out,
+    dynamic_sizes,
+    pass_training,
+    root_call,
+    serving_signature,
+)
 from .naming import snake_case
 from .templates import (
     SELF,
@@ -57,6 +68,10 @@ def choose_classes(w: Writer) -> str:
         inst.group = group
     for group in order:
         _parameters(w, group)
+        first = group.members[0]
+        group.training = "batch_norm_train(" in first.text or any(
+            c.group is not None and c.group.training for _, c, _ in first.children
+        )
     for group in order:
         text = _class_text(w, group) if w.keras else _function_text(group)
         w.texts[group.name] = text
@@ -101,7 +116,7 @@ def _template(w: Writer, inst: Instance, inst_of: dict[Any, Instance]) -> None:
     for name, child in w.children_of(module):
         lines.append(f"self.{w.names.attr(name)} = {construct(child, name)}")
     ctor = "".join(f"{line}\n" for line in lines)
-    body = inst.body.function if inst.body is not None else ""
+    body = _conventions(w, inst, inst.body.function if inst.body is not None else "")
     for rel, start in loops.items():
         body = loop_calls(body, w.names.access("self", rel), start)
     text = ctor + body
@@ -127,7 +142,7 @@ def _template_fn(w: Writer, inst: Instance, by_name: dict[str, Instance]) -> Non
     """jax, numpy: fill ``inst``'s template from its function (calls of its children's
     functions as ``__child_k__``; alike layers that end a list called in a loop)."""
     module = inst.module
-    body = inst.body.function if inst.body is not None else ""
+    body = _conventions(w, inst, inst.body.function if inst.body is not None else "")
     for attr, child in module.named_children():
         if not is_container(child) or type(child).__name__ == "ModuleDict":
             continue
@@ -163,6 +178,48 @@ def _template_fn(w: Writer, inst: Instance, by_name: dict[str, Instance]) -> Non
     )
 
 
+def _conventions(w: Writer, inst: Instance, body: str) -> str:
+    """``inst``'s forward written to the target's conventions (``conventions``): sizes
+    read as the graph knows them (tensorflow), a BatchNorm's training branch, the root's
+    signature."""
+    if not body:
+        return body
+    target = "tensorflow" if w.keras else w.job.target
+    if w.keras:
+        body, needs = dynamic_sizes(body)
+        for name in needs:
+            w.helpers[name] = SHAPE_LIST if name == "shape_list" else CHECK
+    trained = batch_norm_training(inst.module, body, w.keras) if target in BN_TRAIN else None
+    if trained is not None:
+        body = trained
+        w.helpers["batch_norm_train"] = BN_TRAIN[target]
+        if target == "jax":
+            w.imports.update(dict.fromkeys(("import jax.numpy as jnp", "from jax import lax")))
+    if inst.is_root:
+        specs = _input_specs(w)
+        body = root_call(
+            body, w.keras, {n: d for n, (d, _) in specs.items()}, drops_out(w.job.root)
+        )
+        if w.keras and "def call(self, inputs=None, *" in body:  # the arrays by keyword
+            body += serving_signature(specs)
+    return body
+
+
+def _input_specs(w: Writer) -> dict[str, tuple[str, int]]:
+    """The root's array inputs' (dtype, rank) by name (the graph's inputs after the
+    weights)."""
+    args, kws = w.job.in_tree.children
+    names = [*w.job.arg_names[: len(args.children)], *kws.keys]
+    specs = iter(w.g.inputs[w.n_params :])
+    out = {}
+    for name, tree in zip(names, [*args.children, *kws.children], strict=False):
+        taken = [next(specs, None) for _ in range(tree.num_leaves)]
+        if tree.kind == "leaf" and taken[0] is not None:
+            spec = taken[0].spec
+            out[str(name)] = (str(getattr(spec, "dtype", "")), len(getattr(spec, "shape", ())))
+    return out
+
+
 def _function_text(group: Group) -> str:
     """jax, numpy: the function for ``group`` (its parameters keyword-only)."""
     first = group.members[0]
@@ -182,6 +239,7 @@ def _function_text(group: Group) -> str:
             f", {p.name}={passed[j] if j in passed else repr(child.values[j])}"
             for j, p in enumerate(cg.params)
         )
+        kws += ", training=training" if cg.training else ""
 
         def call(m: re.Match[str], head: str = f"{cg.name}(", tail: str = f"{kws})") -> str:
             return head + m.group(1) + tail
@@ -194,6 +252,8 @@ def _function_text(group: Group) -> str:
         sep = ", " if "*" in sig.split(", ") else ", *, "
         head = f"{head[: head.rindex(')')]}{sep}{', '.join(names)}):"
     head = head.replace(SELF, group.name, 1)
+    if group.training:
+        head = pass_training(head)
     return f"{head}\n{rest}"
 
 

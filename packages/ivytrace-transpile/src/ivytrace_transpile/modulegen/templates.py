@@ -81,6 +81,8 @@ class Group:
     """Number index -> the expression written for it (a parameter or an item of one)."""
     child_args: dict[int, dict[int, str]] = field(default_factory=dict)
     """Child k -> its parameter index -> the parameter of this class passed to it."""
+    training: bool = False
+    """jax, numpy: the function takes ``training`` (it or a function it calls reads it)."""
 
 
 def numbers_of(text: str) -> tuple[str, list[Any], list[str], list[str]]:

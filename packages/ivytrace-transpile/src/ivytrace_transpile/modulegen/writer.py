@@ -125,6 +125,14 @@ class Writer:
             return tuple("x" if i == 0 else f"x_{i}" for i in range(len(names)))
         return tuple(names)
 
+    def weight_access(self, base: str, key: str, inside: str) -> str:
+        """The text reading weight ``key`` in the forward of the module at ``inside``: an
+        attribute (keras), an item of ``params`` (jax, numpy), or of ``BUFFERS`` for an
+        integer buffer (position ids: no parameter, so ``jax.grad`` takes ``params`` whole)."""
+        if not self.keras and self.job.arrays[key].dtype.kind in "biu":
+            return f"BUFFERS[{key!r}]"
+        return self.names.access(base, self.relative(key, inside))
+
     def relative(self, path: str, inside: str) -> str:
         return path[len(inside) + 1 :] if inside else path
 
@@ -155,7 +163,7 @@ class Writer:
             for v in n.inputs():
                 key = self.param_keys.get(v.id)
                 if key is not None and under(key, call.path):
-                    preset[v.id] = self.names.access(base, self.relative(key, call.path))
+                    preset[v.id] = self.weight_access(base, key, call.path)
         callees = {}
         for i, child in children.items():
             rel = self.relative(child.path, call.path)

@@ -353,10 +353,12 @@ def python_number_rules() -> dict[str, Callable[..., Any]]:
     numpy code alike."""
     import operator
 
+    from ivytrace_intercept import tracked_apply
     from ivytrace_ir.opfacts import OPERATORS
 
     def python(fn: Callable[..., Any]) -> Callable[..., Any]:
-        return lambda cx, *a: fn(*a)
+        # ``operator.mul(0.5, n)``: a plain float left of a tracked size stays tracked
+        return lambda cx, *a: tracked_apply(fn, *a)
 
     out = {f"operator.{n}": python(o.function) for o in OPERATORS for n in o.names}
     fns = {"operator.abs": operator.abs, "math.ceil": math.ceil, "math.floor": math.floor,

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from ivytrace_ir.opfacts import inplace_spelling, method_spelling, operator_named
 
-__all__ = ["TORCH_RULES", "RuleTable", "rule"]
+__all__ = ["TENSORFLOW_RULES", "TORCH_RULES", "RuleTable", "rule", "tf_rule"]
 
 Rule = Callable[..., Any]
 
@@ -136,3 +136,7 @@ def _caller() -> tuple[str, int]:
 TORCH_RULES = RuleTable("torch")
 """Op name -> rule, for code traced from torch (filled by the modules of ``rules/torch/``)."""
 rule = TORCH_RULES.register
+TENSORFLOW_RULES = RuleTable("tensorflow")
+"""Op name -> rule, for code traced from tensorflow and Keras 3 on its tensorflow backend
+(filled by the modules of ``rules/tensorflow/``)."""
+tf_rule = TENSORFLOW_RULES.register

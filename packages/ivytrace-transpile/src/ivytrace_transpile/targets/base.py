@@ -133,11 +133,40 @@ class Target:
     array_types: tuple[type, ...] = ()
     """The target's array classes."""
 
+    # ---- staging the translated run (``staging.py``) ---------------------------
+    stages: bool = False
+    """Whether the translated run can be staged: recorded on the values the target's
+    compiler traces and computed in one compiled call (:meth:`run_staged`)."""
+
+    abstract_errors: tuple[type[BaseException], ...] = ()
+    """What the target's compiler raises when staged code needs a concrete value."""
+
+    def is_staged(self, x: Any) -> bool:
+        """Whether ``x`` is a staged (abstract) value of this target."""
+        return False
+
+    def once(self, fn: Any) -> Any:
+        """``fn`` (a function of target arrays) as one program that runs once, at conversion
+        (the weights' rearrangement): as it is, or compiled where eager dispatch compiles
+        every op (jax)."""
+        return fn
+
+    def run_staged(self, fn: Any, params: list[Any], leaves: list[Any]) -> list[Any]:
+        """``fn(params, leaves)`` (which returns a list of arrays) traced on staged values,
+        with a trace of this target recording the calls made on them, compiled and run
+        once: the arrays it returns, computed."""
+        raise NotImplementedError(f"{self.name} does not stage")
+
     def softmax(self, x: Any, axis: Any) -> Any:
         """``exp(x - max) / sum`` over ``axis`` (an axis or a tuple of them)."""
         m = self.reduce("max", x, axis, True)
         e = self.ew("exp", x - m)
         return e / self.reduce("sum", e, axis, True)
+
+    def from_numpy(self, arr: Any) -> Any:
+        """A numpy array (of a dtype this target has) as a target array, outside any trace:
+        the parameters and inputs of a translation."""
+        return self.asarray(arr)
 
     def is_array(self, x: Any) -> bool:
         """Whether ``x`` is an array of this target, judged by its class alone (reading an

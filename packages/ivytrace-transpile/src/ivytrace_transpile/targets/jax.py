@@ -12,6 +12,14 @@ from .numpy import ArrayNamespaceTarget, numpy_pool
 __all__ = ["JaxTarget"]
 
 
+_VALIDATION_COMPILE = {
+    "xla_backend_optimization_level": 0,
+    "xla_llvm_disable_expensive_passes": True,
+}
+"""XLA options for programs that run once, at conversion (the one compiled call a staged
+translated run is validated on, the weights' rearrangement): not worth LLVM's optimisation
+(ResNet-50's staged run: compile 2.55 -> 1.1 s CPU, run 0.34 -> 0.5 s)."""
+
 _INT_DOWNCAST_32 = {
     "int64": "int32",
     "uint64": "uint32",
@@ -42,6 +50,40 @@ class JaxTarget(ArrayNamespaceTarget):
 
         super().__init__(jnp)
         self.array_types = (jax.Array,)
+        self.abstract_errors = (
+            jax.errors.ConcretizationTypeError,  # bool(), int(), float() of a staged value
+            jax.errors.TracerArrayConversionError,  # numpy.asarray of one
+            jax.errors.TracerIntegerConversionError,  # one used as an index
+            jax.errors.NonConcreteBooleanIndexError,  # a mask whose count sizes the result
+        )
+
+    stages = True
+
+    def from_numpy(self, arr: Any) -> Any:
+        # a transfer: ``jnp.asarray`` of a numpy array compiles a conversion per shape
+        # (ResNet-50's parameters: about 50 compiles)
+        import jax
+
+        return jax.device_put(arr)
+
+    def is_staged(self, x: Any) -> bool:
+        import jax
+
+        return isinstance(x, jax.core.Tracer)
+
+    def once(self, fn: Any) -> Any:
+        import jax
+
+        return jax.jit(fn, compiler_options=_VALIDATION_COMPILE)
+
+    def run_staged(self, fn: Any, params: list[Any], leaves: list[Any]) -> list[Any]:
+        import jax
+
+        from ivytrace_intercept.jax_interceptor import recording_tracers
+
+        with recording_tracers():  # the trace ``fn`` starts records calls on jit's tracers
+            lowered = jax.jit(fn).lower(params, leaves)
+        return list(lowered.compile(compiler_options=_VALIDATION_COMPILE)(params, leaves))
 
     def ew_digamma(self, x: Any) -> Any:
         # jax gives nan at +-0; torch -inf at +0, inf at -0

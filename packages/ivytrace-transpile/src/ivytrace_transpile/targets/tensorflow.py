@@ -471,6 +471,12 @@ class TensorFlowTarget(Target):
             return self.tf.tensordot(
                 a, b, axes=[[len(a.shape) - 1], [len(b.shape) - 2 if len(b.shape) > 1 else 0]]
             )
+        if len(b.shape) == 2 and len(a.shape) > 2:
+            # (..., M, K) @ (K, N) as one 2-d product: TensorFlow's batched matmul on CPU
+            # (oneDNN) answers wrongly for some batch shapes with a size-1 dimension
+            # ((3, 1, 9, 32) @ (32, 32): ProphetNet's n-gram stream at batch 3) or crashes;
+            # tensordot flattens the leading axes itself (unknown sizes included) in one call
+            return self.tf.tensordot(a, b, axes=[[len(a.shape) - 1], [0]])
         return self.tf.linalg.matmul(a, b)
 
     def einsum(self, eq: str, *xs: Any) -> Any:

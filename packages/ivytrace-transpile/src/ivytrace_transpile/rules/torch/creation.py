@@ -150,7 +150,9 @@ def _linspace(cx, start, end, steps, base=10.0, *, dtype=None, layout=None, devi
         return cx.target.asarray(ref.numpy().tolist(), dt)
     t = cx.target
     i = t.arange(0, steps, 1, cdt)
-    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    # ``steps - 1.0``: a tracked float, so that ``2.0 / (steps - 1.0)`` asks it (a plain float
+    # over a tracked int would be computed by float's own division and baked)
+    step = (end - start) / (steps - 1.0) if steps > 1 else 0.0
     half = steps // 2
     lo = i * step + start
     hi = end - (steps - 1 - i) * step

@@ -27,7 +27,8 @@ def _dim(cx, x):
 
 @rule("torch.Tensor.dtype", "torch.Tensor.device", "torch.is_floating_point",
       "torch.Tensor.requires_grad", "torch.Tensor.layout", "torch.Tensor.is_cuda",
-      "torch.Tensor.element_size", method=True)  # fmt: skip
+      "torch.Tensor.element_size", "torch.Tensor.is_nested", "torch.Tensor.is_sparse",
+      "torch.Tensor.is_quantized", "torch.Tensor.is_meta", method=True)  # fmt: skip
 def _static_fact(cx, x, *a, **k):
     return cx.ref_out
 
