@@ -64,14 +64,21 @@ def test_an_op_without_a_rule_is_reported_with_its_line():
     assert "numpy.unique" in text and "test_array_sources.py" in text
 
 
-def test_tensorflow_code_is_refused_naming_why():
+def test_tensorflow_code_translates_and_an_op_without_rule_is_named():
+    import jax.numpy as jnp
     import tensorflow as tf
 
     def fn(x):
-        return tf.math.reduce_sum(x)
+        return tf.math.reduce_sum(x * 2.0)
 
-    with pytest.raises(NotImplementedError, match=r"translating from tensorflow \(its"):
-        it.transpile(fn, target="jax", args=(tf.ones(3),))
+    translated = it.transpile(fn, target="jax", args=(tf.ones(3),))
+    assert float(translated(jnp.arange(5.0))) == 20.0  # a new length, new values
+
+    def spectrum(x):
+        return tf.signal.rfft(x)
+
+    with pytest.raises(it.UnsupportedOpsError, match=r"tensorflow\.signal\.rfft.*spectrum"):
+        it.transpile(spectrum, target="jax", args=(tf.ones(8),))
 
 
 def _elementwise_cases():

@@ -170,6 +170,27 @@ def test_a_write_nothing_reads_translates(target):
     )
 
 
+def _two_bns(x, rm, rv):
+    """A module applied twice in training mode: the second batch norm reads the statistics
+    the first updated, but only to update them again (its output is batch statistics)."""
+    y = torch.nn.functional.batch_norm(x, rm, rv, training=True)
+    return torch.nn.functional.batch_norm(y * 2, rm, rv, training=True)
+
+
+def _two_bns_then_eval(x, rm, rv):
+    y = _two_bns(x, rm, rv)
+    return torch.nn.functional.batch_norm(y, rm, rv, training=False)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_training_batch_norm_reading_stats_only_to_update_them_translates(target):
+    args = (torch.rand(4, 3), torch.zeros(3), torch.ones(3))
+    new = (torch.rand(6, 3) * 5, torch.rand(3), torch.rand(3) + 1)
+    assert _check(_two_bns, args, new, target) == "right"
+    with pytest.raises(it.TranspileError, match=r"batch_norm.*reads it afterwards"):
+        it.transpile(_two_bns_then_eval, target=target, args=args)
+
+
 def test_the_traced_graph_keeps_a_write_nothing_reads():
     """The compiled graph replays the running-statistics update even though nothing reads
     what batch norm returns (it is an effect, not dead code)."""

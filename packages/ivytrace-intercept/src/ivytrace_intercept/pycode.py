@@ -415,6 +415,8 @@ def _roots(fn: Any) -> set[str]:
             for cell in func.__closure__ or ():
                 with contextlib.suppress(ValueError):  # an empty cell
                     add(cell.cell_contents)
+            for name in _imported(func.__code__):  # a module imported inside the function
+                add(sys.modules.get(name))
             for name in _global_names(func.__code__):
                 v = func.__globals__.get(name)
                 add(v)
@@ -428,6 +430,16 @@ def _roots(fn: Any) -> set[str]:
 
     visit(fn, 0)
     return {t for t in out if not _excluded(t)}
+
+
+def _imported(code: types.CodeType) -> Iterator[str]:
+    """The modules an ``import`` statement in ``code`` (or code nested in it) names."""
+    for ins in dis.get_instructions(code):
+        if ins.opname == "IMPORT_NAME" and isinstance(ins.argval, str):
+            yield ins.argval
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield from _imported(c)
 
 
 def _global_names(code: types.CodeType) -> Iterator[str]:

@@ -186,13 +186,19 @@ STAT_WRITES: Mapping[str, tuple[tuple[str, int | None, bool], tuple[tuple[str, i
                     ("torch.instance_norm", "use_input_stats", True),
                 )
             },
+            # always training: no flag argument (a keyword it has not, default True)
+            "torch.ops.aten._batch_norm_with_update": (
+                ("training", None, True),
+                (("running_mean", 3), ("running_var", 4)),
+            ),
         }
     )
 )
 """Ops that update running statistics they are given when a flag is set (batch norm in
 training mode): name -> ((flag keyword, position, default), ((argument, position), ...)).
 Torch makes these writes without moving the tensors' version counters, so only this table
-tells them (:func:`name_writes`)."""
+tells them (:func:`name_writes`). In training mode such an op reads the statistics only to
+update them: its outputs do not depend on them."""
 
 EFFECT_OPS = frozenset(
     {

@@ -25,6 +25,13 @@ __all__ = ["Fold", "FoldedCall", "fold_param_work", "fold_params", "param_only_n
 _LAYOUT_OPS = frozenset({"transpose", "reshape", "expand_dims", "squeeze", "permute_dims"})
 """Ops that only rearrange an array's elements (last part of the op name)."""
 
+def _top_id(graph: Graph) -> int:
+    """The largest value id the graph uses (-1 for a graph with no values: a function of
+    no arrays, such as ``torch.broadcast_shapes``)."""
+    ids = [v.id for v in graph.inputs] + [o.id for nd in graph.nodes for o in nd.outputs]
+    return max([*ids, *(e.value.id for e in graph.externals), -1])
+
+
 Step = tuple[str, Any]
 """One rearrangement: ``("transpose", axes)``, ``("reshape", shape)`` (expand_dims and
 squeeze too: they keep the elements' order), or ``("unknown", None)`` where a transpose's
@@ -336,7 +343,7 @@ def fold_param_work(
         return {k: env[vid] for k, vid in zip(keys, order)}
 
     derived = stage(prologue)(dict(params))
-    top = max([v.id for v in graph.inputs] + [o.id for nd in graph.nodes for o in nd.outputs])
+    top = _top_id(graph)
     fresh = [Value(top + 1 + j, needed[vid].spec) for j, vid in enumerate(order)]
     subst = {vid: v for vid, v in zip(order, fresh)}
     from ivytrace_passes.edit import with_nodes
@@ -405,7 +412,7 @@ def _scales_into_kernels(graph: Graph, n_params: int) -> Graph:
         from ivytrace_ir import iter_arg_leaves
 
         uses.update(v.id for v in iter_arg_leaves(o) if isinstance(v, Value))
-    top = max([v.id for v in graph.inputs] + [o.id for nd in graph.nodes for o in nd.outputs])
+    top = _top_id(graph)
     emit: dict[int, list[Node]] = {}  # node index -> what stands there instead
     scaled: set[int] = set()  # tensorflow conv results (the products' values) now scaled
     for j, m in enumerate(graph.nodes):

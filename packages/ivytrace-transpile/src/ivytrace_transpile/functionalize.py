@@ -49,6 +49,7 @@ from ivytrace_ir import (
     framework_of,
     map_arg,
 )
+from ivytrace_ir.opfacts import STAT_WRITES
 from ivytrace_passes.interpret import call_node, tree_leaves
 from ivytrace_passes.rules import is_generator, is_view, mutated_args, mutated_positions
 
@@ -557,6 +558,14 @@ def _written(node: Node) -> list[Value | Const]:
     return out
 
 
+def _updates_only(node: Node, ref: Value | Const) -> bool:
+    """Whether ``node`` reads ``ref`` only to update it: running statistics given to a batch
+    norm in training mode (``opfacts.STAT_WRITES``), whose outputs do not depend on them."""
+    if node.op not in STAT_WRITES:
+        return False
+    return any(w is ref or w == ref for w in _written(node))
+
+
 def _refuse_unsaid_writes(graph: Graph) -> None:
     """A write torch made that the op's facts do not model (``F.batch_norm`` updating the
     running statistics it is given, seen by the version counters while tracing) is refused
@@ -571,7 +580,10 @@ def _refuse_unsaid_writes(graph: Graph) -> None:
     for i, node in writers:
         hit = {sets.find(key(r)) for r in _written(node)}
         later = [
-            (m, r) for m in graph.nodes[i + 1 :] for r in _array_refs(m) if sets.find(key(r)) in hit
+            (m, r)
+            for m in graph.nodes[i + 1 :]
+            for r in _array_refs(m)
+            if sets.find(key(r)) in hit and not _updates_only(m, r)
         ]
         returned = any(
             isinstance(a, Value | Const) and sets.find(key(a)) in hit
