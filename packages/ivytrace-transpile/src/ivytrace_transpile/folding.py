@@ -25,6 +25,7 @@ __all__ = ["Fold", "FoldedCall", "fold_param_work", "fold_params", "param_only_n
 _LAYOUT_OPS = frozenset({"transpose", "reshape", "expand_dims", "squeeze", "permute_dims"})
 """Ops that only rearrange an array's elements (last part of the op name)."""
 
+
 def _top_id(graph: Graph) -> int:
     """The largest value id the graph uses (-1 for a graph with no values: a function of
     no arrays, such as ``torch.broadcast_shapes``)."""
