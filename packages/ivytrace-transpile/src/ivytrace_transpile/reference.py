@@ -3,7 +3,8 @@
 :func:`reference_run` computes every value of a source graph on the example inputs (taking
 what the trace already computed); :func:`to_target` converts a source array into a target
 array; :func:`node_checks` compares each translated node with the source run (knowing what
-is unique, ``unique.py``) and :func:`compare_output` is that comparison for one value, public
+is unique, ``unique.py``, and judging a node that differs on the inputs it was given,
+``amplified.py``) and :func:`compare_output` is that comparison for one value, public
 so that the test sweeps judge a translated call by the same rule.
 """
 
@@ -19,6 +20,7 @@ from ivytrace_intercept import is_tracked_scalar
 from ivytrace_ir import Graph, Node, Value, flatten, framework_of, to_numpy, unflatten
 from ivytrace_passes.interpret import call_node, tree_leaves
 
+from .amplified import amplified_detail, source_agrees
 from .errors import NodeCheck, TranspileError, ValidationError
 from .targets import Target
 from .unique import chosen_outputs, describe_choice, node_reads, output_ids
@@ -183,9 +185,16 @@ def node_checks(
     singular vectors) is not compared, nor is a node reading one whose value differs (its
     results carry the choice on); a node that agrees with the source again ends the
     choice. With ``outputs``, a returned value that still carries a choice and differs
-    from the source's fails, at the node that made it."""
+    from the source's fails, at the node that made it.
+
+    A node that differs otherwise is judged again on the inputs the translated node read
+    (``ivytrace_transpile.amplified``): where the source's op agrees there, the difference
+    came with its inputs (``ceil`` at an integer, ``log`` near zero) and is carried on as a
+    choice is; a returned value that carries it and is outside tolerance fails, at the
+    node where it arose."""
     chosen: dict[int, int] = {}  # value id -> the node whose choice it carries
     made: dict[int, tuple[int, Any]] = {}  # value id -> (position in checks, translated)
+    amplified: dict[int, int] = {}  # value id -> the node whose amplified difference it carries
     checks: list[NodeCheck] = []
     for i, got in produced:
         node = graph.nodes[i]
@@ -208,10 +217,13 @@ def node_checks(
             )
         elif own and c.ok:
             c = dataclasses.replace(c, detail=f"outputs {list(own)} not compared: not unique")
+        if not c.ok:
+            c = _judged_on_its_inputs(graph, c, got, keep, ref, made, amplified)
         for v, g in zip(node.outputs, got):
             made[v.id] = (len(checks), g)
         checks.append(c)
     if outputs:
+        _refuse_amplified_outputs(graph, checks, made, ref, amplified)
         for vid in output_ids(graph):
             if vid not in chosen or vid not in made:
                 continue
@@ -232,6 +244,82 @@ def node_checks(
                     ),
                 )
     return tuple(checks)
+
+
+def _judged_on_its_inputs(
+    graph: Graph,
+    c: NodeCheck,
+    got: list[Any],
+    keep: list[int],
+    ref: Mapping[int, Any],
+    made: Mapping[int, tuple[int, Any]],
+    amplified: dict[int, int],
+) -> NodeCheck:
+    """A node that differs from the source run, judged again on the inputs the translated
+    node read (``amplified.py``): if the source's op agrees there, the rule is right and
+    the difference came in with the inputs (a ``ceil`` at an integer, a ``log`` near zero):
+    its outputs carry it on from its root, and the check passes with a note."""
+    translated = _Translated(made)
+    if not source_agrees(graph, c.index, translated, ref, got, keep, compare_output):
+        return c
+    roots = sorted({amplified[v] for v in node_reads(graph, c.index) if v in amplified})
+    for v in graph.nodes[c.index].outputs:
+        amplified[v.id] = roots[0] if roots else c.index
+    return dataclasses.replace(c, ok=True, detail=amplified_detail(c.detail, c.op))
+
+
+class _Translated(Mapping[int, Any]):
+    """What the translated nodes produced, by value id (``made`` without the positions)."""
+
+    def __init__(self, made: Mapping[int, tuple[int, Any]]) -> None:
+        self._made = made
+
+    def __getitem__(self, key: int) -> Any:
+        return self._made[key][1]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._made
+
+    def __iter__(self) -> Any:
+        return iter(self._made)
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+
+def _refuse_amplified_outputs(
+    graph: Graph,
+    checks: list[NodeCheck],
+    made: Mapping[int, tuple[int, Any]],
+    ref: Mapping[int, Any],
+    amplified: Mapping[int, int],
+) -> None:
+    """A returned value that carries a difference an op amplified (``amplified.py``) and is
+    outside tolerance is refused, at the node where the difference arose."""
+    at = {c.index: pos for pos, c in enumerate(checks)}
+    for vid in output_ids(graph):
+        if vid not in amplified or vid not in made:
+            continue
+        ok, err, what = compare_output(ref[vid], made[vid][1])
+        root = amplified[vid]
+        if ok or root not in at or not checks[at[root]].ok:
+            continue
+        node = graph.nodes[root]
+        checks[at[root]] = dataclasses.replace(
+            checks[at[root]],
+            ok=False,
+            max_abs_err=err,
+            detail=(
+                f"the returned value keeps what an ill-conditioned op amplified ({what}): "
+                f"{describe_choice(graph, root)} is discontinuous or ill-conditioned at the "
+                "example's values; its translated input differs from the source's by rounding "
+                f"and the op, translated right (the source's {node.op} agrees on the same "
+                "input), makes that a difference the output keeps. Inputs away from that "
+                "point (not at a ceil/floor/round boundary or a tie of a comparison, not at a "
+                "log or division near zero), or code that does not return what depends on it, "
+                "would make it work"
+            ),
+        )
 
 
 def _agrees_closely(refs: list[Any], got: list[Any], keep: list[int]) -> bool:
