@@ -35,6 +35,11 @@ Costs and limits:
   in-place updates of module buffers or captured arrays) or draws from a generator other
   than torch's and numpy's (whose states, and Python's ``random``, are restored); its
   prints, warnings and log records are suppressed;
+- a move that one of the graph's own guards refuses (the first node where the two traces
+  differ is a guard decided the other way: a padding amount ``(w - n % w) % w`` that is 0
+  at n + 1 and tested by ``if pad > 0``) says nothing, as the graph refuses those sizes
+  itself: the sizes are moved further (by 2, then 3), and pinned only where every move
+  was refused or one moved the graph;
 - a literal that equals an expression of tracked sizes becomes a guard, not a symbolic size;
 - values are not moved: ``range(t.item())`` stays baked.
 """
@@ -132,32 +137,74 @@ def pin_baked_sizes(
             except Exception:
                 return None
 
+    def outcome(sizes: dict[int, int]) -> tuple[str, SourceLoc | None]:
+        moved = attempt(sizes)
+        if moved is None:
+            return "failed", None
+        diff = _difference(graph, moved)
+        if diff is None:
+            return "same", None
+        return ("refused" if _decided_otherwise(graph, moved, diff[0]) else "moved"), diff[1]
+
     blamed: dict[int, tuple[int, SourceLoc | None]] = {}
-    together = attempt({s: s + 1 for s in groups})
-    moved = None if together is None else _difference(graph, together)
-    if together is not None and moved is None:
+    together, step, crossed = "failed", 1, None
+    for step in _STEPS:  # a move that one of the graph's own guards refuses says nothing
+        together, src = outcome({s: s + step for s in groups})
+        if together != "refused":
+            break
+        crossed = crossed or (step, src)
+    if together == "same":
         return graph
-    if together is not None and len(groups) == 1:
+    if together == "refused":  # every move crossed a guard: pinned, as a move that moved
+        assert crossed is not None
+        together, (step, src) = "moved", crossed
+    if together == "moved" and len(groups) == 1:
         (size,) = groups
-        blamed[size] = (size + 1, moved[1] if moved else None)
+        blamed[size] = (size + step, src)
     else:
         for size in groups:
-            for other in (size + 1, size - 1):
-                if other < 2 and size > 1:
+            first: tuple[int, SourceLoc | None] | None = None
+            for other in (size + 1, size - 1, *(size + k for k in _STEPS[1:])):
+                if (other < 2 and size > 1) or (other > size + 1 and first is None):
+                    continue  # further only past a move that a guard refuses
+                alone, where = outcome({size: other})
+                if alone == "refused":
+                    first = first or (other, where)
                     continue
-                alone = attempt({size: other})
-                if alone is None:
-                    continue
-                diff = _difference(graph, alone)
-                if diff is not None:
-                    blamed[size] = (other, diff[1])
-                break
-        if together is not None and not blamed:  # only moving them together shows it
-            src = moved[1] if moved else None
-            blamed = {s: (s + 1, src) for s in groups}
+                if alone == "moved":
+                    blamed[size] = (other, where)
+                if alone != "failed":
+                    first = None
+                    break
+            if first is not None:  # only moves that a guard refuses: pinned as before
+                blamed[size] = first
+        if together == "moved" and not blamed:  # only moving them together shows it
+            blamed = {s: (s + step, src) for s in groups}
     if not blamed:
         return graph
     return _with_pins(graph, {s: (groups[s], *blamed[s]) for s in blamed}, fn)
+
+
+_STEPS = (1, 2, 3)
+"""How far the sizes are moved: one larger first; further where the graph's own guards
+refuse the nearer move (a padding amount ``(w - n % w) % w`` that is 0 at n + 1)."""
+
+
+def _decided_otherwise(a: Graph, b: Graph, k: int) -> bool:
+    """Whether node ``k``, the first where the traces ``a`` and ``b`` differ, is a guard of
+    ``a`` that ``b`` (traced at moved sizes) decided the other way: the same guarded value,
+    another expected one. The nodes before ``k`` are the same ops on the same arguments, so
+    ``a`` run on ``b``'s inputs computes ``b``'s value there and its guard refuses them:
+    that ``b`` then went another way says nothing of sizes ``a`` accepts."""
+    if k >= len(a.nodes) or k >= len(b.nodes):
+        return False
+    na, nb = a.nodes[k], b.nodes[k]
+    return (
+        na.op == nb.op == "ivytrace.guard"
+        and len(na.args) == len(nb.args) == 2
+        and _same_arg(na.args[0], nb.args[0])
+        and not _same_arg(na.args[1], nb.args[1])
+    )
 
 
 # ---------------------------------------------------------------- when to look
