@@ -330,21 +330,10 @@ def _assert(result) -> None:
         np.testing.assert_allclose(got, want, rtol=0, atol=tol)
 
 
-# Failing today (check, model, target) -> the cause, as measured on HEAD
-_MASK = (
-    "the mask's value decision (all ones) is written as a guard, not tf.cond / lax.cond / "
-    "where: only the all-ones branch was traced, so a padded mask is refused ('assumes the "
-    "truth of an array ... traced with True'{})"
-)
+# Failing today (check, model, target) -> the cause, as measured on HEAD. (A padded mask
+# works: transformers asks whether a graph tracer runs before it decides on the mask's values,
+# and ivytrace says yes, ivytrace_intercept.compiling.)
 XFAIL: dict[tuple[str, str, str], str] = {
-    ("padded_mask", "bert", "tensorflow"): _MASK.format(
-        ": tf.debugging.assert_equal in BertModel.call"
-    ),
-    ("padded_mask", "bert", "jax"): _MASK.format(": ValueError from _require in bert_model"),
-    ("padded_mask", "gpt2", "tensorflow"): _MASK.format(
-        ": tf.debugging.assert_equal in GPT2Model.call"
-    ),
-    ("padded_mask", "gpt2", "jax"): _MASK.format(": ValueError from _require in gpt2_model"),
     **{
         ("length_1", "bert", t): "a size decision traced at length 7 is a guard, not a "
         "branch: BertSelfAttention's 'shape_5 > 1' (the query length, traced True) raises "

@@ -1,9 +1,10 @@
 """ivytrace-intercept: record one run of torch / tensorflow / jax / numpy code into a raw IR graph.
 
 Recording is per thread: other threads using the frameworks meanwhile are neither
-recorded nor disturbed. torch is hooked through a per-thread function mode and nothing of
-it is patched; numpy, TensorFlow and JAX have no such hook, so while a trace needs them
-their public callables and array classes are replaced, process-wide, by thin wrappers
+recorded nor disturbed. torch is hooked through a per-thread function mode; of it only
+``torch.compiler.is_compiling`` is replaced, answering True to library code on the tracing
+thread (:mod:`.compiling`); numpy, TensorFlow and JAX have no such hook, so while a trace
+needs them their public callables and array classes are replaced, process-wide, by thin wrappers
 (:data:`REGISTRY`) that record only for the thread whose trace is active and otherwise
 call straight through; they are removed when the last trace using them ends.
 

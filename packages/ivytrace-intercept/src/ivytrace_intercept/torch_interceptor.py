@@ -31,6 +31,7 @@ from ivytrace_ir import (
 from ivytrace_ir.opfacts import CONVERSION_DUNDERS, draws_random, name_mutates, name_writes
 
 from .base import LEAVING, holds_array
+from .compiling import answering_as_compiler
 from .recorder import Recorder, TraceError
 
 __all__ = ["TorchInterceptor", "torch_name_of", "torch_names"]
@@ -265,6 +266,7 @@ class TorchInterceptor:
         # which must not stay in a cycle with it once the trace is over.
         self._mode: Any = None
         self._made_mode: Any = None
+        self._compiling: Any = None
         self._made = WeakIdKeyDictionary()
         self._op: str | None = None
         self._module_params: dict[int, tuple[Any, Value, tuple[str, ...], str, str]] = {}
@@ -296,7 +298,11 @@ class TorchInterceptor:
             self._mode.__enter__()
             if self._paths:
                 self._hook_modules()
+            # library code asking whether a graph tracer runs is told yes (see .compiling)
+            self._compiling = answering_as_compiler(self.rec)
+            self._compiling.__enter__()
         except BaseException:
+            self._compiling = None
             self._unhook_modules()
             self._mode.__exit__(None, None, None)
             self._made_mode.__exit__(None, None, None)
@@ -306,11 +312,16 @@ class TorchInterceptor:
 
     def __exit__(self, *exc: Any) -> None:
         try:
-            self._unhook_modules()
-            self._mode.__exit__(*exc)
+            if self._compiling is not None:
+                self._compiling.__exit__(None, None, None)
+                self._compiling = None
         finally:
-            self._made_mode.__exit__(*exc)
-            self._mode = self._made_mode = None
+            try:
+                self._unhook_modules()
+                self._mode.__exit__(*exc)
+            finally:
+                self._made_mode.__exit__(*exc)
+                self._mode = self._made_mode = None
 
     # ---------------------------------------------------------------- module calls
     def _hook_modules(self) -> None:
