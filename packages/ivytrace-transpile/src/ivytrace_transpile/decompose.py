@@ -20,6 +20,10 @@ What the decomposition assumed about sizes is never baked silently:
 - a size or number the source graph tracked that reaches the call as a plain argument
   (``x.view(n, -1)``, ``n = x.shape[0]``) is guarded equal to its example value.
 
+Where the decomposition traced after dispatch pins a size of the inputs (a C++ composite
+kernel read concrete sizes), the call is traced before dispatch too and that graph taken when
+it pins fewer (``_trace``).
+
 A call at a new shape that breaks a guard raises ``GuardFailure``: a lazy translation
 traces and decomposes again. Decompositions are cached per op and argument structure
 (dtypes, ranks, which sizes are 0 or 1, the non-array arguments) and reused only when
@@ -82,6 +86,9 @@ class Decomposition:
     """The shape environment's guards, sympy booleans over ``symbols``."""
     aten_ops: tuple[str, ...]
     """The op names of the graph's aten calls (``torch.ops.aten.add.Tensor``), in order."""
+    pinned: frozenset[Any] = frozenset()
+    """The symbols of ``symbols`` that the shape environment fixed to a number (its guards
+    imply ``s == k``): sizes of the inputs this decomposition holds at one value only."""
 
 
 def _is_tensor(x: Any) -> bool:
@@ -276,6 +283,31 @@ def _cached(key: Any, node: Node, tree: TreeDef, leaves: list[Any]) -> Decomposi
 
 
 def _trace(node: Node, marked: Any) -> Decomposition:
+    """PyTorch's decomposition of the call. Traced after dispatch (PyTorch's C++ composite
+    kernels run, down to core ATen), unless that pins a size of the inputs to its example
+    value and the call traced before dispatch pins fewer: a C++ composite kernel may read
+    its input's concrete sizes (``at::linear`` of a contiguous 3-d input calls ``sizes()``,
+    which fixes the batch size of every ``F.linear`` inside a Python composite such as
+    ``F.multi_head_attention_forward``), where the pre-dispatch trace keeps the composite op
+    (``aten.linear``, ``aten.reshape``) and decomposes it symbolically or maps it onto its
+    torch-level rule. Either way every assumption is guarded (see the module docstring);
+    the pre-dispatch trace is taken only where its parts have rules too."""
+    dec = _trace_at(node, marked, pre_dispatch=False)
+    if not dec.pinned:
+        return dec
+    try:
+        alt = _trace_at(node, marked, pre_dispatch=True)
+    except DecompositionError:
+        return dec
+    rules = _rules_of(None)
+    if alt.pinned < dec.pinned and set(_missing_parts(alt, rules)) <= set(
+        _missing_parts(dec, rules)
+    ):
+        return alt
+    return dec
+
+
+def _trace_at(node: Node, marked: Any, pre_dispatch: bool) -> Decomposition:
     import torch
     from torch._dynamo.source import ConstantSource
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -325,7 +357,14 @@ def _trace(node: Node, marked: Any) -> Decomposition:
 
     try:
         with mode:
-            gm = make_fx(functionalize(fn), decomposition_table=table, tracing_mode="real")(*fakes)
+            # (functionalize does not compose with a pre-dispatch trace: that one is taken
+            # only where it writes nothing in place, checked below)
+            gm = make_fx(
+                fn if pre_dispatch else functionalize(fn),
+                decomposition_table=table,
+                tracing_mode="real",
+                pre_dispatch=pre_dispatch,
+            )(*fakes)
     except TranspileError:
         raise
     except Exception as exc:
@@ -333,13 +372,34 @@ def _trace(node: Node, marked: Any) -> Decomposition:
             f"PyTorch's decompositions could not trace it on fake tensors "
             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
         ) from None
+    if pre_dispatch and any(
+        n.op == "get_attr"
+        or (isinstance(n.target, torch._ops.OpOverload) and n.target._schema.is_mutable)
+        for n in gm.graph.nodes
+    ):
+        raise DecompositionError("its pre-dispatch graph writes in place or holds constants")
     _drop_write_backs(gm, node, marked[0])
     aten = tuple(
         _aten_name(n.target)
         for n in gm.graph.nodes
         if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
     )
-    return Decomposition(gm, symbols, tuple(static), tuple(g.expr for g in env.guards), aten)
+    pinned = _pinned(env, symbols)
+    return Decomposition(
+        gm, symbols, tuple(static), tuple(g.expr for g in env.guards), aten, pinned
+    )
+
+
+def _pinned(env: Any, symbols: Mapping[Any, tuple[int, int]]) -> frozenset[Any]:
+    """The size symbols the shape environment holds at one value (or a few): replaced by a
+    number, or the only symbol of an equality guard (``Eq(s0, 8)``, ``Eq((s1 + 2) // 3, 8)``)."""
+    import sympy
+
+    out = {s for s, e in env.replacements.items() if getattr(e, "is_Integer", False)}
+    for g in env.guards:
+        if isinstance(g.expr, sympy.Eq) and len(g.expr.free_symbols) == 1:
+            out |= g.expr.free_symbols
+    return frozenset(s for s in out if s in symbols)
 
 
 def _drop_write_backs(gm: Any, node: Node, ref_args: Any) -> None:
