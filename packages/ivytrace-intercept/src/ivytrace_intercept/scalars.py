@@ -136,8 +136,17 @@ def _unary(opname: str, fn: Any) -> Any:
     return method
 
 
+def _truth(self: Any) -> bool:
+    """``if n:``, ``not n``, ``all(x.shape)``: only the truth left the graph, so the guard is
+    ``n != 0`` (it holds at every other non-zero size), not the value."""
+    raw = bool(self._plain())
+    why = "the truth of a scalar taken from an array decided Python control flow"
+    self._rec.scalar_guard("operator.ne", (self, 0), raw, why)
+    return raw
+
+
 def _leaving(conv: Any, why: str) -> Any:
-    """``int()``, ``float()``, ``bool()``, ``__index__``: the value leaves the graph -> guard."""
+    """``int()``, ``float()``, ``__index__``: the value leaves the graph -> guard."""
 
     def method(self: Any) -> Any:
         self._rec.scalar_guard(None, (self,), self._plain(), why)
@@ -214,9 +223,7 @@ def _make(base: type, name: str) -> type:
     ns["__divmod__"] = _divmod(reflected=False)
     ns["__rdivmod__"] = _divmod(reflected=True)
     ns["__hash__"] = base.__hash__
-    ns["__bool__"] = _leaving(
-        bool, "the truth of a scalar taken from an array decided Python control flow"
-    )
+    ns["__bool__"] = _truth
     ns["__int__"] = _leaving(int, _INT_WHY)
     ns["__float__"] = _leaving(float, _FLOAT_WHY)
     if base is int:

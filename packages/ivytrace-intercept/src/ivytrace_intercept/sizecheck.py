@@ -412,11 +412,19 @@ def _pinned_dims(g: Graph) -> set[tuple[int, int]]:
             pinned.add(reads[v.id])
             continue
         p = producer.get(v.id)
-        if p is not None and p.op in ("operator.eq", "operator.ne") and len(p.args) == 2:
+        if p is not None and len(p.args) == 2 and _holds_equal(p.op, n.args[1]):
             for a, b in (p.args, p.args[::-1]):
                 if isinstance(a, Value) and a.id in reads and type(b) is int:
                     pinned.add(reads[a.id])
     return pinned
+
+
+def _holds_equal(op: str, expected: Any) -> bool:
+    """Whether a guard that ``op`` (a comparison) gave ``expected`` holds its operands equal:
+    ``n == 4`` guarded true, ``n != 4`` guarded false (not ``n != 0`` guarded true)."""
+    if type(expected) is not bool:
+        return False
+    return (op, expected) in (("operator.eq", True), ("operator.ne", False))
 
 
 # ---------------------------------------------------------------- moving sizes
