@@ -335,15 +335,11 @@ def _assert(result) -> None:
 # and ivytrace says yes, ivytrace_intercept.compiling.)
 XFAIL: dict[tuple[str, str, str], str] = {
     **{
-        ("length_1", "bert", t): "a size decision traced at length 7 is a guard, not a "
-        "branch: BertSelfAttention's 'shape_5 > 1' (the query length, traced True) raises "
-        "ValueError at length 1"
-        for t in ("tensorflow", "jax")
-    },
-    **{
-        ("length_1", "gpt2", t): "a size decision traced at length 7 is a guard, not a "
-        "branch: GPT2Model's 'shape_5 == 1' (the query length, traced False) raises "
-        "ValueError at length 1"
+        ("length_1", m, t): "a size decision traced at length 7 is a guard, not a branch: "
+        "transformers' sdpa_attention_forward 'is_causal = q_length > 1 and attention_mask is "
+        "None and is_causal' (the query length, traced True; with a mask given, is_causal is "
+        "False either way) raises at length 1"
+        for m in ("bert", "gpt2")
         for t in ("tensorflow", "jax")
     },
 }
