@@ -90,10 +90,14 @@ TINY: dict[str, Any] = {
     "num_conv_pos_embeddings": 16, "num_conv_pos_embedding_groups": 4,
     "proj_codevector_dim": 16, "codevector_dim": 16, "classifier_proj_size": 16,
     "tdnn_dim": [16, 16], "tdnn_kernel": [3, 3], "tdnn_dilation": [1, 2], "xvector_output_dim": 16,
+    "emb_dim": 32, "src_vocab_size": 99, "tgt_vocab_size": 99, "num_latents": 8,
+    "d_latents": 32,
 }  # fmt: skip
 """Tiny values by config parameter name, passed where the config class takes them."""
 
-_SHRINK_LISTS = {"depths", "hidden_sizes", "num_heads", "embed_dims", "dims"}
+_SHRINK_LISTS = {
+    "depths", "depth", "num_block_repeats", "hidden_sizes", "num_heads", "embed_dims", "dims",
+}  # fmt: skip
 
 
 def tiny_config(config_cls: type, drop: Iterable[str] = ()) -> Any:
@@ -109,6 +113,8 @@ def tiny_config(config_cls: type, drop: Iterable[str] = ()) -> Any:
             n = len(val)
             kw[name] = {
                 "depths": [1] * n,
+                "depth": [1] * n,
+                "num_block_repeats": [1] * n,
                 "hidden_sizes": [16 * (i + 1) for i in range(n)],
                 "embed_dims": [16 * (i + 1) for i in range(n)],
                 "dims": [16 * (i + 1) for i in range(n)],
@@ -127,7 +133,14 @@ def tiny_config(config_cls: type, drop: Iterable[str] = ()) -> Any:
         if sub is not None and hasattr(sub, "to_dict") and type(sub) is not config_cls:
             with contextlib.suppress(Exception):
                 kw[name] = tiny_config(type(sub)).to_dict()
-    return config_cls(**kw)
+    try:
+        return config_cls(**kw)
+    except Exception:  # a field typed list[int] (one value per stage) given one number
+        for name, v in list(kw.items()):
+            val = getattr(base, name, None)
+            if isinstance(v, int) and isinstance(val, list | tuple) and val:
+                kw[name] = type(val)([v] * len(val))
+        return config_cls(**kw)
 
 
 # ---------------------------------------------------------------- the architectures
