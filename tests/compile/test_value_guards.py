@@ -247,10 +247,13 @@ def bert():
     holes[0, 5:] = 0
     with torch.no_grad():
         ref = model(input_ids=ids, attention_mask=mask).last_hidden_state.numpy()
-    return model, ids, mask, holes, ref
+        ref_holes = model(input_ids=ids, attention_mask=holes).last_hidden_state.numpy()
+    return model, ids, mask, holes, (ref, ref_holes)
 
 
-BERT_LINE = "padding_mask.all()"  # transformers' masking_utils: skip an all-ones mask
+# transformers' masking_utils skips an all-ones mask ('padding_mask.all()') unless a graph
+# tracer runs; ivytrace says one does (ivytrace_intercept.compiling), so the translation
+# holds no value guard: under tf.function / jax.jit it answers a mask with holes too.
 
 
 @pytest.mark.slow
@@ -261,11 +264,10 @@ def test_bert_with_mask_under_tf_function(bert):
     t = ivy.transpile(model, target="tensorflow", kwargs={"input_ids": ids, "attention_mask": mask})
     ids, mask, holes = ids.numpy(), mask.numpy(), holes.numpy()
     f = tf.function(t.compiled.fn)
-    out = f(t.params, input_ids=tf.constant(ids), attention_mask=tf.constant(mask))
-    np.testing.assert_allclose(out.last_hidden_state.numpy(), ref, atol=1e-4)
-    with pytest.raises(tf.errors.InvalidArgumentError) as info:
-        f(t.params, input_ids=tf.constant(ids), attention_mask=tf.constant(holes))
-    assert REASON in info.value.message and BERT_LINE in info.value.message
+    assert "_value_guard(" not in t.compiled.source
+    for m, want in zip((mask, holes), ref):
+        out = f(t.params, input_ids=tf.constant(ids), attention_mask=tf.constant(m))
+        np.testing.assert_allclose(out.last_hidden_state.numpy(), want, atol=1e-4)
 
 
 @pytest.mark.slow
@@ -278,10 +280,7 @@ def test_bert_with_mask_under_jax_jit(bert):
     ids, mask, holes = ids.numpy(), mask.numpy(), holes.numpy()
     # the model's output class is not a jax pytree: return its array
     f = jax.jit(lambda p, **kw: t.compiled.fn(p, **kw).last_hidden_state)
-    out = f(t.params, input_ids=jnp.asarray(ids), attention_mask=jnp.asarray(mask))
-    np.testing.assert_allclose(np.asarray(out), ref, atol=1e-4)
-    with pytest.raises(jax.errors.JaxRuntimeError) as info:
-        jax.block_until_ready(
-            f(t.params, input_ids=jnp.asarray(ids), attention_mask=jnp.asarray(holes))
-        )
-    assert REASON in str(info.value) and BERT_LINE in str(info.value)
+    assert "_value_guard(" not in t.compiled.source
+    for m, want in zip((mask, holes), ref):
+        out = f(t.params, input_ids=jnp.asarray(ids), attention_mask=jnp.asarray(m))
+        np.testing.assert_allclose(np.asarray(out), want, atol=1e-4)
