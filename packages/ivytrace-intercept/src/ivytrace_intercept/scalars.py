@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from typing import TYPE_CHECKING, Any
 
 from ivytrace_ir import ScalarSpec, Value
+
+from .logtext import formatted_for_a_log
 
 if TYPE_CHECKING:
     from .recorder import Recorder
@@ -145,6 +148,14 @@ def _truth(self: Any) -> bool:
     return raw
 
 
+def _format_int(self: Any, spec: str) -> str:
+    """``f"{n}"``: the text leaves the graph (guarded), unless it only reaches a log record
+    (``logger.warning(f"padded to {n}")``: see :mod:`.logtext`)."""
+    if self._rec.recording and not formatted_for_a_log(sys._getframe(1)):
+        self._rec.scalar_guard(None, (self,), self._plain(), _TEXT_WHY)
+    return format(self._plain(), spec)
+
+
 def _leaving(conv: Any, why: str) -> Any:
     """``int()``, ``float()``, ``__index__``: the value leaves the graph -> guard."""
 
@@ -156,10 +167,6 @@ def _leaving(conv: Any, why: str) -> Any:
 
 
 _SEQUENCES = (list, tuple, str, bytes, bytearray)
-
-
-def _same(v: Any) -> Any:
-    return v
 
 
 def _plain(x: Any) -> Any:
@@ -233,7 +240,7 @@ def _make(base: type, name: str) -> type:
     ns["__repr__"] = lambda self: repr(self._plain())
     if base is int:  # a size as text: ``len(f"{n}")`` (printing a float loss stays free)
         ns["__str__"] = _leaving(str, _TEXT_WHY)
-        ns["__format__"] = lambda self, spec: format(_leaving(_same, _TEXT_WHY)(self), spec)
+        ns["__format__"] = _format_int
     else:
         ns["__str__"] = lambda self: str(self._plain())
         ns["__format__"] = lambda self, spec: format(self._plain(), spec)
