@@ -120,3 +120,28 @@ def test_sort_order_among_ties_is_a_choice(target):
     _check(target, undo, (x, ids), [(torch.randn(50, 4), torch.randint(0, 3, (50,)))])
     with pytest.raises(it.TranspileError, match=r"torch\.sort"):
         transpile(order, target=target, args=(ids,))(_to(target, ids))
+
+
+def _route_custom_op(x, w, ids):
+    """The same routing through transformers' custom op ``transformers::grouped_mm_fallback``
+    (what its MoE layers call under a compiler, as while ivytrace traces)."""
+    import transformers.integrations.moe  # noqa: F401  (registers torch.ops.transformers.*)
+
+    experts, perm = torch.sort(ids)
+    n = w.shape[0]
+    counts = torch.histc(experts.float(), bins=n, min=0, max=n - 1)
+    offs = torch.cumsum(counts, dim=0, dtype=torch.int32)
+    return torch.ops.transformers.grouped_mm_fallback(x[perm], w, offs=offs)
+
+
+@pytest.mark.parametrize("target", it.TARGETS)
+def test_transformers_grouped_mm_custom_op_at_new_token_counts(target):
+    pytest.importorskip("transformers")
+    torch.manual_seed(2)
+    w = torch.randn(4, 8, 16)
+    first = (torch.randn(10, 8), w, torch.randint(0, 4, (10,)))
+    later = [
+        (torch.randn(13, 8), w, torch.randint(0, 4, (13,))),
+        (torch.randn(5, 8), w, torch.full((5,), 2)),
+    ]
+    _check(target, _route_custom_op, first, later)

@@ -227,7 +227,14 @@ def _group_mask(cx, offs, length, dt):
     return t.cast(inside, dt)
 
 
-@rule("torch._grouped_mm", "torch.nn.functional.grouped_mm")
+@rule(
+    "torch._grouped_mm",
+    "torch.nn.functional.grouped_mm",
+    # transformers' custom op for the same product (integrations/moe.py), taken under a
+    # compiler (ivytrace answers torch.compiler.is_compiling()); its Python kernel reads
+    # offs.tolist(), so tracing through it would bake the token counts
+    "torch.ops.transformers.grouped_mm_fallback",
+)
 def _grouped_mm(cx, mat_a, mat_b, offs=None, bias=None, out_dtype=None):
     """Grouped matmul (mixture-of-experts). 3-d x 3-d: one matmul per group. With ``offs``
     (cumulative group ends) a 2-d operand is cut into groups along its jagged axis: 2-d x
