@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ivytrace_compile import sanitize
-from ivytrace_ir import LEAF, Graph, Node, TensorSpec, TreeDef, Value, iter_arg_leaves
+from ivytrace_ir import LEAF, Graph, Node, ScalarSpec, TensorSpec, TreeDef, Value, iter_arg_leaves
 
 __all__ = [
     "ModuleCall",
@@ -126,7 +126,10 @@ def hoist_layout_moves(graph: Graph, call: ModuleCall) -> None:
     """Move a layout transpose that ends a child call into its parent (repeatedly, up to
     the call where the channels-last region ends): the layout pass leaves it in whichever
     layer happened to be last (the last block of a ResNet), which would make that layer's
-    code differ from its siblings'. The values are unchanged: only which class runs it."""
+    code differ from its siblings'. Likewise one that begins a child call on an input the
+    call reads nowhere else (the channels-last region begins in the first conv of a
+    ResNet's stem: its class would differ from every other conv's). The values are
+    unchanged: only which class runs it."""
     for child in call.children:
         hoist_layout_moves(graph, child)
         while len(child.nodes) > 1 or child.children:
@@ -135,6 +138,16 @@ def hoist_layout_moves(graph: Graph, call: ModuleCall) -> None:
                 break
             child.nodes.remove(last)
             call.nodes = sorted([*call.nodes, last])
+        while len(child.nodes) > 1 or child.children:
+            nodes = child.all_nodes()
+            first = nodes[0]
+            if first not in child.nodes or not _layout_move(graph.nodes[first]):
+                break
+            moved = {v.id for v in graph.nodes[first].inputs()}
+            if any(v.id in moved for i in nodes[1:] for v in graph.nodes[i].inputs()):
+                break
+            child.nodes.remove(first)
+            call.nodes = sorted([*call.nodes, first])
 
 
 def dissolve(call: ModuleCall, child: ModuleCall) -> None:
@@ -156,6 +169,11 @@ class CallBoundary:
     keywords: tuple[str, ...] = ()
     """Names for the inputs that are not arrays (sizes read in the parent), which are
     passed by keyword (Keras takes only arrays positionally); they are the last inputs."""
+    copies: tuple[int, ...] = ()
+    """Nodes outside the call that read the sizes of arrays the call is handed (the
+    parent read ``x.shape`` first, and the trace kept one read): the call reads them
+    again itself rather than taking the sizes as inputs, so its code is the same as a
+    sibling's that read them first (issue 20: no variant for where a size was read)."""
 
 
 def boundary(
@@ -178,8 +196,18 @@ def boundary(
             reads[v.id] = v
     outputs = tuple(v for vid, v in made.items() if vid in after)
     arrays = [v for v in reads.values() if isinstance(v.spec, TensorSpec)]
-    others = [v for v in reads.values() if not isinstance(v.spec, TensorSpec)]
     producer = {o.id: n for n in graph.nodes for o in n.outputs}
+    at = {id(n): i for i, n in enumerate(graph.nodes)}
+    copies: dict[int, None] = {}
+    others = []
+    for v in reads.values():
+        if isinstance(v.spec, TensorSpec):
+            continue
+        made_by = producer.get(v.id)
+        if made_by is not None and _reads_sizes_of(made_by, {a.id for a in arrays}):
+            copies[at[id(made_by)]] = None
+        else:
+            others.append(v)
     keywords: list[str] = []
     for v in others:
         made_by = producer.get(v.id)
@@ -189,7 +217,18 @@ def boundary(
             k += 1
             name = f"{base}_{k}"
         keywords.append(name)
-    return CallBoundary((*arrays, *others), outputs, tuple(keywords))
+    return CallBoundary((*arrays, *others), outputs, tuple(keywords), tuple(copies))
+
+
+def _reads_sizes_of(node: Node, arrays: set[int]) -> bool:
+    """Whether ``node`` only reads the sizes of arrays among ``arrays`` (``x.shape``)."""
+    ins = list(node.inputs())
+    return (
+        node.op.rsplit(".", 1)[-1] in ("shape", "size")
+        and bool(ins)
+        and all(v.id in arrays for v in ins)
+        and all(isinstance(o.spec, ScalarSpec) for o in node.outputs)
+    )
 
 
 def _reads_outside(graph: Graph, inside: set[int]) -> set[int]:
@@ -249,6 +288,7 @@ def call_graph(
     found: dict[int, CallBoundary],
     names: tuple[str, ...],
     keywords: tuple[str, ...] = (),
+    copies: tuple[int, ...] = (),
 ) -> tuple[Graph, dict[int, ModuleCall]]:
     """``call``'s own graph: its direct nodes, and one node per child call (its op
     ``call.<attribute>``; the second result maps those nodes' indices to the children).
@@ -269,6 +309,11 @@ def call_graph(
             nodes.append(Node(f"call.{attr}", b.inputs[:n_pos], kwargs, b.outputs, tree, meta))
         else:
             nodes.append(graph.nodes[item])
+    read = {v.id for n in nodes for v in n.inputs()}
+    read |= {o.id for o in iter_arg_leaves(outputs) if isinstance(o, Value)}
+    kept = [graph.nodes[i] for i in copies if any(o.id in read for o in graph.nodes[i].outputs)]
+    nodes[:0] = kept  # sizes read again here (``CallBoundary.copies``)
+    children = {k + len(kept): c for k, c in children.items()}
     if out_tree is None:
         out_tree = LEAF if len(outputs) == 1 else TreeDef("tuple", (LEAF,) * len(outputs))
     n_pos = len(inputs) - len(keywords)

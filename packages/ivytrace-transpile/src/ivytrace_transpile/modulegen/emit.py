@@ -58,7 +58,7 @@ def choose_classes(w: Writer) -> str:
         else:
             _template_fn(w, inst, by_name)
         kids = tuple(c.group.name for _, c, _ in inst.children if c.group is not None)
-        key = (inst.cls, inst.text, kids, inst.body is None, inst.is_root)
+        key = (inst.cls, _code(inst.text), kids, inst.body is None, inst.is_root)
         group = groups.get(key)
         if group is None:
             base = inst.cls if w.keras else snake_case(inst.cls)
@@ -66,7 +66,8 @@ def choose_classes(w: Writer) -> str:
             order.append(group)
         group.members.append(inst)
         inst.group = group
-    for group in order:
+    for group in order:  # the class is written from its member with the most comments
+        group.members.sort(key=lambda m: -_comments(m.text))
         _parameters(w, group)
         first = group.members[0]
         group.training = "batch_norm_train(" in first.text or any(
@@ -80,6 +81,17 @@ def choose_classes(w: Writer) -> str:
     root = w.instances[-1].group
     assert root is not None
     return root.name
+
+
+def _code(text: str) -> str:
+    """``text`` without its comment lines (the user's source lines a body is written
+    beside: two instances whose code is the same are one class whichever of them the trace
+    recorded a line for)."""
+    return re.sub(r"^[ \t]*#.*\n", "", text, flags=re.M)
+
+
+def _comments(text: str) -> int:
+    return len(re.findall(r"^[ \t]*#", text, flags=re.M))
 
 
 def _template(w: Writer, inst: Instance, inst_of: dict[Any, Instance]) -> None:
@@ -131,7 +143,7 @@ def _template(w: Writer, inst: Instance, inst_of: dict[Any, Instance]) -> None:
             inst.lhs[k] = f"num_{m.group(1).rstrip('_')}"
     inst.signature = (
         inst.cls,
-        inst.text,
+        _code(inst.text),
         tuple(inst.tokens),
         tuple(repr(v) for _, v, _ in w.weights.shaping_params(module)),
         tuple(c.signature for _, c, _ in inst.children),
@@ -172,7 +184,7 @@ def _template_fn(w: Writer, inst: Instance, by_name: dict[str, Instance]) -> Non
     inst.in_body = [True] * len(numbers)
     inst.signature = (
         inst.cls,
-        inst.text,
+        _code(inst.text),
         tuple(inst.tokens),
         tuple(c.signature for _, c, _ in inst.children),
     )

@@ -57,11 +57,17 @@ def _own_source(node: Node, span: tuple[str, int, int] | None) -> Node:
 
 def _inlined(module: Any) -> bool:
     """Whether a child call of ``module`` is written inline in its parent's code rather
-    than as a class or function of its own: a ``torch.nn`` leaf without weights (``ReLU``,
-    ``MaxPool2d``, ``Dropout``, ``Identity``), as a port by hand writes ``tf.nn.relu(x)``."""
-    if not type(module).__module__.startswith("torch.nn.modules") or is_container(module):
+    than as a class or function of its own: a leaf without weights, from ``torch.nn``
+    (``ReLU``, ``MaxPool2d``, ``Dropout``, ``Identity``), or from elsewhere holding no
+    numbers of its own (transformers' ``GELUActivation``: a function), as a port by hand
+    writes ``tf.nn.relu(x)`` or calls an activation function rather than making a layer
+    of it. A weightless module that holds a number (a scale) stays a class taking it."""
+    if is_container(module) or module._parameters or module._buffers or module._modules:
         return False
-    return not (module._parameters or module._buffers or module._modules)
+    if type(module).__module__.startswith("torch.nn.modules"):
+        return True
+    own = (v for k, v in vars(module).items() if not k.startswith("_") and k != "training")
+    return not any(type(v) in (int, float, complex, tuple, list) for v in own)
 
 
 class Writer:
@@ -152,7 +158,10 @@ class Writer:
             inputs, outputs, out_tree = b.inputs, b.outputs, None
             names = self.input_names(call, inputs[: len(inputs) - len(b.keywords)])
         keywords = b.keywords if b is not None else ()
-        sub, children = call_graph(self.g, call, inputs, outputs, out_tree, found, names, keywords)
+        copies = b.copies if b is not None else ()
+        sub, children = call_graph(
+            self.g, call, inputs, outputs, out_tree, found, names, keywords, copies
+        )
         if b is None:
             sub = sub.replace(in_tree=self.job.in_tree)
         own = _source_span(type(call.module))

@@ -471,12 +471,14 @@ class TensorFlowTarget(Target):
             return self.tf.tensordot(
                 a, b, axes=[[len(a.shape) - 1], [len(b.shape) - 2 if len(b.shape) > 1 else 0]]
             )
-        if len(b.shape) == 2 and len(a.shape) > 2:
+        if len(b.shape) == 2:
             # (..., M, K) @ (K, N) as one 2-d product: TensorFlow's batched matmul on CPU
             # (oneDNN) answers wrongly for some batch shapes with a size-1 dimension
             # ((3, 1, 9, 32) @ (32, 32): ProphetNet's n-gram stream at batch 3) or crashes;
-            # tensordot flattens the leading axes itself (unknown sizes included) in one call
-            return self.tf.tensordot(a, b, axes=[[len(a.shape) - 1], [0]])
+            # tensordot flattens the leading axes itself (unknown sizes included) in one call.
+            # One spelling for every rank of ``a`` (axis -1): a layer applied to rank-2 and
+            # rank-3 inputs is written once (issue 20: no variant per input rank)
+            return self.tf.tensordot(a, b, axes=[[-1], [0]])
         return self.tf.linalg.matmul(a, b)
 
     def einsum(self, eq: str, *xs: Any) -> Any:
@@ -506,26 +508,32 @@ class TensorFlowTarget(Target):
         if nd not in (1, 2):
             raise NotImplementedError(f"tensorflow conv with {nd} spatial dims")
         xt = self.channels_last(x)
-        if not all(type(v) is int and v == 0 for p in pads for v in p):  # tracked: padded
+        # Python-int pads are the conv's own explicit padding, zeros included, so convs
+        # that differ only in padding are written alike (issue 20: padding is a number the
+        # class takes, not a tf.pad that is there or not); tracked pads: a tf.pad
+        explicit = all(type(v) is int for p in pads for v in p)
+        if not explicit:
             xt = tf.pad(xt, [[0, 0], *[list(p) for p in pads], [0, 0]])
+        padding = [[0, 0], *[list(p) for p in pads], [0, 0]] if explicit else "VALID"
         cout, cin = wshape[0], wshape[1] * groups
         if nd == 1:
             xt = tf.expand_dims(xt, 1)
             w = tf.expand_dims(w, 2)
             wshape = (wshape[0], wshape[1], 1, wshape[2])
             stride, dilation = (1, *stride), (1, *dilation)
+            padding = [[0, 0], [0, 0], *padding[1:]] if explicit else padding
         if groups == 1:
             kern = tf.transpose(w, [2, 3, 1, 0])  # OIHW -> HWIO
-            y = tf.nn.conv2d(xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation))
+            y = tf.nn.conv2d(xt, kern, [1, *stride, 1], padding, dilations=list(dilation))
         elif groups == cin and cout % cin == 0:
             kern = tf.transpose(w, [2, 3, 0, 1])  # (O, 1, H, W) -> (H, W, O, 1)
             kern = tf.reshape(kern, [wshape[2], wshape[3], cin, cout // cin])
             if stride[0] != stride[1]:
                 raise NotImplementedError("depthwise conv with unequal strides on tensorflow")
-            y = tf.nn.depthwise_conv2d(xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation))
+            y = tf.nn.depthwise_conv2d(xt, kern, [1, *stride, 1], padding, dilations=list(dilation))
         else:
             kern = tf.transpose(w, [2, 3, 1, 0])
-            y = tf.nn.conv2d(xt, kern, [1, *stride, 1], "VALID", dilations=list(dilation))
+            y = tf.nn.conv2d(xt, kern, [1, *stride, 1], padding, dilations=list(dilation))
         if nd == 1:
             y = tf.squeeze(y, [1])
         return self.channels_first(y)
