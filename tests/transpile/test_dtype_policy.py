@@ -275,3 +275,28 @@ def test_a_transformers_encoder_with_a_padded_mask_answers_other_padding_batch_a
             rtol=1e-4,
             atol=1e-4,
         )
+
+
+class _Normalised(torch.nn.Module):
+    """RecurrentGemma's spelling: a bfloat16 scalar buffer scales float32 activations."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("normalizer", torch.tensor(48**0.5, dtype=torch.bfloat16))
+        self.proj = torch.nn.Linear(6, 6)
+
+    def forward(self, x):
+        return self.proj(x) * self.normalizer.type(torch.float32)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_bfloat16_buffer_translates_and_answers_at_a_new_size(target):
+    torch.manual_seed(0)
+    m = _Normalised().eval()
+    translated = ivy.transpile(
+        m, source="torch", target=target, args=(torch.randn(2, 6),), output_dir=False
+    )
+    x = torch.randn(5, 6)
+    with torch.no_grad():
+        want = m(x)
+    _check(translated(to_target(x, get_target(target))), want)

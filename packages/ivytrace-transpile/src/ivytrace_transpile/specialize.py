@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ivytrace_ir import GuardFailure, Value, flatten, framework_of, spec_of
+from ivytrace_ir import GuardFailure, Value, flatten, framework_of, spec_of, to_numpy
 from ivytrace_ir.opfacts import OPERATORS
 
 from .errors import TranspileError
@@ -291,7 +291,9 @@ class SharedWeights:
 
 
 def _mark(value: Any) -> tuple[Any, ...]:
-    arr = np.asarray(value)
+    # to_numpy, not np.asarray: a tensorflow bfloat16 tensor (RecurrentGemma's normaliser
+    # buffer) has an __array__ that numpy refuses
+    arr = to_numpy(value) if framework_of(value) is not None else np.asarray(value)
     digest = hashlib.blake2b(np.ascontiguousarray(arr).tobytes(), digest_size=16).hexdigest()
     return (tuple(arr.shape), str(arr.dtype), digest)
 
