@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+import torchvision.transforms.v2.functional  # noqa: F401  (loaded before center_crop's trace)
 
 import ivytrace_transpile as it
 from ivytrace_ir import GuardFailure
@@ -66,6 +67,9 @@ def test_retrace_false_raises_the_guard_failure(target):
 
 
 def center_crop(img):
+    # the import inside the function is found by the code rewrite (pycode._imported); the
+    # module must be loaded when the trace starts (it is: imported at the top of this file),
+    # as a module first imported during a trace is not rewritten (its sizes are guarded)
     from torchvision.transforms.v2 import functional as F
 
     return F.center_crop(img, [4, 4])

@@ -120,6 +120,22 @@ def test_conv_kernel_size_is_not_baked(target):
     _check(f, example, bigger_kernel, target, atol=1e-3)  # right or refused, never wrong
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_strided_grouped_conv1d(target):
+    """A strided depthwise Conv1d (speech encoders' downsampling): tensorflow's depthwise
+    conv takes equal strides only, and a 1-d conv runs as 2-d over a unit height."""
+
+    def f(x, w, wg):
+        conv = torch.nn.functional.conv1d
+        return conv(x, w, stride=2, padding=2, groups=8), conv(x, wg, stride=3, groups=2)
+
+    g = torch.Generator().manual_seed(0)
+    w, wg = torch.randn(8, 1, 5, generator=g), torch.randn(8, 4, 3, generator=g)
+    example = (torch.randn(2, 8, 11, generator=g), w, wg)
+    new = (torch.randn(3, 8, 16, generator=g), w, wg)
+    assert _check(f, example, new, target, atol=1e-3) == "right"
+
+
 # -- writes the op's name does not announce --------------------------------------------------
 # ``F.batch_norm`` in training mode updates the running statistics it is given (without
 # moving torch's version counters: the op facts' ``STAT_WRITES`` say so), and

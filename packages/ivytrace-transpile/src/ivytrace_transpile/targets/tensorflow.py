@@ -520,7 +520,9 @@ class TensorFlowTarget(Target):
             xt = tf.expand_dims(xt, 1)
             w = tf.expand_dims(w, 2)
             wshape = (wshape[0], wshape[1], 1, wshape[2])
-            stride, dilation = (1, *stride), (1, *dilation)
+            # the unit height strides as the width does: one row out either way, and a
+            # depthwise conv takes equal strides only (a strided depthwise Conv1d)
+            stride, dilation = (stride[0], *stride), (1, *dilation)
             padding = [[0, 0], [0, 0], *padding[1:]] if explicit else padding
         if groups == 1:
             kern = tf.transpose(w, [2, 3, 1, 0])  # OIHW -> HWIO
