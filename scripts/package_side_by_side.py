@@ -289,11 +289,15 @@ def table(wheel: Path, packages: Path) -> str:
             for n in ast.parse(model_py).body
             if isinstance(n, ast.ClassDef | ast.FunctionDef)
         ]
-        alike = [n for n in names if re.fullmatch(r".*_\d+", n)]
+        alike = [n for n in names if re.fullmatch(r".*_v?\d+", n)]
         if alike:
             variants.append(f"- {name} on {target}: {len(alike)} variants ({', '.join(alike)})")
     if variants:
-        out += ["", "Variants (a class or function written again for other sizes: `Name_<n>`):", ""]
+        out += [
+            "",
+            "Variants (a class or function written again for other sizes: `Name_v<n>`, `name_<n>`):",
+            "",
+        ]
         out += variants
     return "\n".join(out)
 

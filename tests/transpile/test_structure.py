@@ -183,13 +183,13 @@ def test_tensorflow_package_has_one_keras_layer_per_torch_class(tmp_path):
     # one class per torch class; the Sequential is a list; the Linear no call reads keeps
     # its weights as torch holds them, so it is a variant without a call; the ReLU, a
     # torch.nn leaf without weights, is written inline (tf.nn.relu)
-    assert sorted(_classes(text)) == ["Block", "Linear", "Linear_1", "Net"]
+    assert sorted(_classes(text)) == ["Block", "Linear", "Linear_v1", "Net"]
     # alike layers of a list are made, and called, in a loop
     assert "self.blocks = [Block(name=f'blocks_{i}') for i in range(2)]" in text
     assert "for layer in self.blocks:" in text
     assert "def __init__(self, in_features, out_features, **kwargs):" in text
-    assert "self.unused = Linear_1(2, 2, name='unused')" in text
-    assert "def call" not in text.split("class Linear_1(", 1)[1].split("\nclass ", 1)[0]
+    assert "self.unused = Linear_v1(2, 2, name='unused')" in text
+    assert "def call" not in text.split("class Linear_v1(", 1)[1].split("\nclass ", 1)[0]
     # calls in forward's order, the ReLU twice inline
     assert _methods_calls(text, "Block") == ["fc1", "fc2"]
     block = text.split("class Block(", 1)[1].split("\nclass ", 1)[0]

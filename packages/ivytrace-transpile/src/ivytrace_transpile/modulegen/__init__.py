@@ -18,7 +18,8 @@ layers (``self.fc1(x)``) or functions (``linear(params["fc1"], x)``) where forwa
   needs jax alone (the params are what a Flax ``apply`` would be handed).
 
 Instances of one torch class whose code or weight shapes differ (a conv with stride 2
-beside one with stride 1) become numbered variants (``Conv2d``, ``Conv2d_1``): each class
+beside one with stride 1) become numbered variants (``Conv2d``, ``Conv2d_v1``; jax and
+numpy ``conv2d``, ``conv2d_1``): each class
 is written for the instances it serves, with the literals they share.
 
 The modules: ``job`` (what :func:`render_modules` takes and gives), ``writer`` (the walk

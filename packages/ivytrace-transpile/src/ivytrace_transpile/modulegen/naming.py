@@ -82,6 +82,9 @@ class Names:
         return text
 
     def fresh_name(self, base: str) -> str:
+        """``base``, then ``base_1``, ``base_2``... (keras: ``Base_v1``...: Keras saves the
+        layers of a list under their class names in snake case, numbered ``_1``, ``_2`` where
+        one repeats, so ``[Base, Base, Base_1]`` would save two layers as ``base_1``)."""
         k = self.taken.get(base, 0)
         self.taken[base] = k + 1
-        return base if k == 0 else f"{base}_{k}"
+        return base if k == 0 else f"{base}_v{k}" if self.keras else f"{base}_{k}"
