@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ivytrace_intercept import IdentityMap, TraceResult, source_hint, trace
+from ivytrace_intercept import IdentityMap, TraceResult, is_tracked_scalar, source_hint, trace
 from ivytrace_ir import (
     Const,
     Graph,
@@ -441,7 +441,13 @@ def _leaves(node: Node) -> list[Any]:
 def _guard(node: Node, value: Any, expected: Any) -> None:
     """A decision the source run made: the same decision on the target, guarded again
     there when the value is tracked (a comparison of a tracked size records its guard)."""
-    same = value == expected
+    if is_tracked_scalar(value) and not is_tracked_scalar(expected):
+        # guarded with the source decision's own reason (a length pinned by the size check,
+        # a size turned into text...), not as a new anonymous comparison
+        same = value._plain() == expected
+        value._rec.scalar_guard("operator.eq", (value, expected), same, node.meta.note or "")
+    else:
+        same = value == expected
     if framework_of(same) is not None:
         same = bool(same)
     if not same:
