@@ -13,6 +13,7 @@ import torch
 import ivytrace
 from ivytrace_intercept import REGISTRY, trace
 from ivytrace_intercept.compiling import KEY
+from ivytrace_intercept.recorder import TraceError
 from ivytrace_ir import GuardFailure
 
 
@@ -98,3 +99,27 @@ def test_torch_itself_is_not_told():
 
     trace(f, (torch.ones(2),))
     assert called == [True]
+
+
+def scan(a, b):
+    """transformers' mamba spelling: a parallel scan only under a compiler that is not an
+    exporter (torch's associative_scan runs its combine function under torch.vmap), the
+    sequential loop otherwise."""
+    if torch.compiler.is_compiling() and not torch.compiler.is_exporting():
+        return torch.vmap(lambda u, v: u * v + 1)(a, b)
+    return torch.stack([a[i] * b[i] + 1 for i in range(a.shape[0])])
+
+
+def test_exporting_is_answered_too_so_the_plain_path_is_traced():
+    a, b = torch.randn(4, 3), torch.randn(4, 3)
+    graph = ivytrace.trace_graph(scan, args=(a, b))
+    torch.testing.assert_close(graph(a, b), a * b + 1)
+    assert not torch.compiler.is_exporting() and not torch.compiler.is_compiling()
+
+
+def test_a_functorch_transform_inside_the_trace_is_refused_by_line():
+    def batched(a, b):
+        return torch.vmap(lambda u, v: u * v + 1)(a, b)
+
+    with pytest.raises(TraceError, match=r"torch\.vmap.*test_compiling\.py"):
+        ivytrace.trace_graph(batched, args=(torch.randn(4, 3), torch.randn(4, 3)))

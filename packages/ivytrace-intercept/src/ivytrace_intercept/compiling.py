@@ -11,7 +11,7 @@ refuses every padded mask. ivytrace is a graph tracer, so while it traces, such 
 what it tells ``torch.compile``: the traced path builds the mask from its values, and one
 graph answers padded and unpadded masks alike.
 
-The signal is ``torch.compiler.is_compiling`` alone, the one that transformers, keras'
+The signal is ``torch.compiler.is_compiling``, the one that transformers, keras'
 torch backend and other libraries read (``torch._utils.is_compiling`` and
 ``torch._dynamo.is_compiling`` forward to it). It answers ``True`` only
 
@@ -23,9 +23,14 @@ torch backend and other libraries read (``torch._utils.is_compiling`` and
   optimisers change their step), which are no business of a recorder. A forwarder of torch
   named ``is_compiling`` is looked through to its own caller.
 
-``torch.jit.is_tracing`` and ``torch.compiler.is_exporting`` are left alone: libraries read
-them to take TorchScript's paths (sizes as tensors, ``.item()`` on them) and export's
-stricter ones, neither of which a recorder wants.
+``torch.compiler.is_exporting`` answers ``True`` the same way: ivytrace writes the traced
+program out, as an exporter does, and code that asks it keeps to plain tensor ops (transformers'
+mamba, falcon_mamba, jamba and zamba take their sequential scan instead of
+``torch._higher_order_ops.associative_scan``, whose combine function runs under ``torch.vmap``,
+which a recorder does not see into; qwen3_next builds a triangular inverse by substitution;
+hub kernels fall back to the torch function). ``torch.jit.is_tracing`` is left alone:
+libraries read it to take TorchScript's paths (sizes as tensors, ``.item()`` on them),
+which a recorder does not want.
 
 The attribute is replaced through :data:`~.registry.REGISTRY` (installed by the first trace
 that needs it, removed by the last, also when a trace raises); code that bound the function
@@ -52,36 +57,46 @@ KEY = "torch.compiler"
 """The :data:`~.registry.REGISTRY` key of the replaced ``torch.compiler.is_compiling``."""
 
 
+_SIGNALS = ("is_compiling", "is_exporting")
+"""The ``torch.compiler`` functions answered ``True`` (see the module's doc)."""
+
+
 def _plan(var: ContextVar[Recorder | None]) -> list[tuple[Any, str, Any]]:
-    """The replacement of ``torch.compiler.is_compiling`` (stateless: it reads ``var``).
-    Called under the registry's lock, so it takes nothing from the registry itself."""
+    """The replacements of :data:`_SIGNALS` (stateless: they read ``var``). Called under
+    the registry's lock, so it takes nothing from the registry itself."""
     import torch
     import torch.compiler
 
-    original = torch.compiler.is_compiling
     torch_dir = os.path.join(os.path.dirname(torch.__file__), "")
+    return [
+        (torch.compiler, name, _answer(getattr(torch.compiler, name), name, var, torch_dir))
+        for name in _SIGNALS
+    ]
 
-    def is_compiling() -> bool:
+
+def _answer(original: Any, name: str, var: ContextVar[Recorder | None], torch_dir: str) -> Any:
+    def answer() -> bool:
         rec = var.get()
-        if rec is not None and rec.recording and _asked_from_outside(torch_dir):
+        if rec is not None and rec.recording and _asked_from_outside(torch_dir, name):
             return True
         return original()
 
-    is_compiling.__doc__ = original.__doc__
-    is_compiling.__qualname__ = original.__qualname__
-    is_compiling.__module__ = original.__module__
-    return [(torch.compiler, "is_compiling", is_compiling)]
+    answer.__doc__ = original.__doc__
+    answer.__name__ = original.__name__
+    answer.__qualname__ = original.__qualname__
+    answer.__module__ = original.__module__
+    return answer
 
 
-def _asked_from_outside(torch_dir: str) -> bool:
-    """Whether the code that asked (past torch's forwarders named ``is_compiling``) lies
-    outside torch's directory. Frame 0 is this function, 1 the replacement."""
+def _asked_from_outside(torch_dir: str, name: str) -> bool:
+    """Whether the code that asked (past torch's forwarders named ``name``) lies outside
+    torch's directory. Frame 0 is this function, 1 the replacement."""
     frame = sys._getframe(2)
     while frame is not None:
         code = frame.f_code
         if not code.co_filename.startswith(torch_dir):
             return True
-        if code.co_name != "is_compiling":
+        if code.co_name != name:
             return False
         frame = frame.f_back
     return False

@@ -283,6 +283,7 @@ class TorchInterceptor:
         rec.arg_converters.append(self._convert_arg)
         rec.result_splitters.append(self._split_size)
         rec.unknown_array.append(self._bind_parameter)
+        rec.unknown_array.append(self._refuse_transformed)
         rec.unknown_array.append(self._bind_from_numpy)
         rec.unknown_array.append(self._bind_alias)
         rec.unknown_array.append(self._refuse_made)
@@ -437,6 +438,24 @@ class TorchInterceptor:
                 self.rec.values.set(t, value)
                 return value
         return None
+
+    def _refuse_transformed(self, t: Any) -> Value | None:
+        """A tensor of a functorch transform running inside the traced code (``torch.vmap``,
+        ``torch.func.grad``: torch's own ``associative_scan`` runs its combine function
+        under vmap). Its wrapper has no storage and its batch dimension is invisible to the
+        recorder: refused, naming the user's line."""
+        if not isinstance(t, self.torch.Tensor):
+            return None
+        if not self.torch._C._functorch.is_functorch_wrapped_tensor(t):
+            return None
+        src = self.rec.source()
+        where = f"{src}: {src.code}" if src else "an unknown line"
+        raise TraceError(
+            f"a torch.vmap / torch.func transform runs inside the traced code at {where} "
+            "(torch's associative_scan and other higher-order ops run their function under "
+            "vmap); ivytrace does not record functorch transforms. Call the function on the "
+            "whole batch without the transform"
+        )
 
     def _refuse_made(self, t: Any) -> Value | None:
         """A tensor made while tracing that no recorded call explains (made by a path torch
