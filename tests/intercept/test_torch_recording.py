@@ -114,7 +114,20 @@ def _disabled_torch_function(x):
         return x * 3
 
 
-@pytest.mark.parametrize("make", [_scripted_double, _disabled_torch_function])
+def test_a_scripted_function_is_recorded_through_its_python_body():
+    """While ivytrace traces, torch.compiler.is_exporting() answers True (as under
+    torch.export), and torch runs a TorchScript function's Python original: its ops are
+    recorded, not refused as a tensor made by an unrecorded path."""
+
+    def fn(x):
+        return _scripted_double(x) + 1
+
+    result = trace(fn, (torch.ones(3),))
+    assert [n.op for n in result.graph.nodes] == ["torch.Tensor.mul", "torch.Tensor.add"]
+    assert torch._C._len_torch_function_stack() == 0
+
+
+@pytest.mark.parametrize("make", [_disabled_torch_function])
 @pytest.mark.parametrize("use", ["call", "output"])
 def test_a_tensor_made_by_an_unrecorded_path_is_never_a_silent_constant(make, use):
     def fn(x):

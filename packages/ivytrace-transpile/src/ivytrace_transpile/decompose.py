@@ -307,6 +307,24 @@ def _trace(node: Node, marked: Any) -> Decomposition:
     return dec
 
 
+def _read_symbols(
+    fakes: list[Any],
+) -> tuple[dict[Any, tuple[int, int]], list[tuple[int, int, int]]]:
+    """Each size symbol of the fake inputs -> (input, dim) where it first appears, and the
+    sizes that are plain numbers as (input, dim, size)."""
+    import torch
+
+    symbols: dict[Any, tuple[int, int]] = {}
+    static: list[tuple[int, int, int]] = []
+    for k, f in enumerate(fakes):
+        for d, s in enumerate((f,) if not isinstance(f, torch.Tensor) else f.shape):
+            if isinstance(s, torch.SymInt) and getattr(s.node.expr, "is_Symbol", False):
+                symbols.setdefault(s.node.expr, (k, d))
+            else:
+                static.append((k, d, int(s)))
+    return symbols, static
+
+
 def _trace_at(node: Node, marked: Any, pre_dispatch: bool) -> Decomposition:
     import torch
     from torch._dynamo.source import ConstantSource
@@ -339,14 +357,7 @@ def _trace_at(node: Node, marked: Any, pre_dispatch: bool) -> Decomposition:
 
     # the sizes' symbols, read before tracing (the guards PyTorch adds may replace one
     # symbol by another in the fakes' shapes afterwards)
-    symbols: dict[Any, tuple[int, int]] = {}
-    static: list[tuple[int, int, int]] = []
-    for k, f in enumerate(fakes):
-        for d, s in enumerate((f,) if not isinstance(f, torch.Tensor) else f.shape):
-            if isinstance(s, torch.SymInt) and getattr(s.node.expr, "is_Symbol", False):
-                symbols.setdefault(s.node.expr, (k, d))
-            else:
-                static.append((k, d, int(s)))
+    symbols, static = _read_symbols(fakes)
 
     def fn(*tensors: Any) -> list[Any]:
         out = call_node(call, {h.id: t for h, t in zip(holders, tensors)}, ())
