@@ -29,6 +29,7 @@ __all__ = [
     "describe_ops",
     "is_literal",
     "make_constant",
+    "max_value_id",
     "substitute",
     "substitute_node",
     "with_nodes",
@@ -36,6 +37,13 @@ __all__ = [
 
 SCALAR_TYPES = (bool, int, float, complex)
 """Python scalars a graph can hold inline, as literals."""
+
+
+def max_value_id(graph: Graph) -> int:
+    """The largest value id ``graph`` uses (inputs, node outputs, externals), -1 for a graph
+    of no values (``torch.broadcast_shapes``): new values take ids above it."""
+    ids = [v.id for v in graph.inputs] + [o.id for nd in graph.nodes for o in nd.outputs]
+    return max([*ids, *(e.value.id for e in graph.externals), -1])
 
 
 def is_literal(obj: Any) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ivytrace_ir import PRIM_OPS, Graph, Node, Opaque, ScalarSpec, TensorSpec, TreeDef, Value
+from ivytrace_passes.edit import max_value_id
 from ivytrace_passes.interpret import call_node, tree_leaves
 
 __all__ = ["Fold", "FoldedCall", "fold_param_work", "fold_params", "param_only_nodes", "stager"]
@@ -24,13 +25,6 @@ __all__ = ["Fold", "FoldedCall", "fold_param_work", "fold_params", "param_only_n
 
 _LAYOUT_OPS = frozenset({"transpose", "reshape", "expand_dims", "squeeze", "permute_dims"})
 """Ops that only rearrange an array's elements (last part of the op name)."""
-
-
-def _top_id(graph: Graph) -> int:
-    """The largest value id the graph uses (-1 for a graph with no values: a function of
-    no arrays, such as ``torch.broadcast_shapes``)."""
-    ids = [v.id for v in graph.inputs] + [o.id for nd in graph.nodes for o in nd.outputs]
-    return max([*ids, *(e.value.id for e in graph.externals), -1])
 
 
 Step = tuple[str, Any]
@@ -344,7 +338,7 @@ def fold_param_work(
         return {k: env[vid] for k, vid in zip(keys, order)}
 
     derived = stage(prologue)(dict(params))
-    top = _top_id(graph)
+    top = max_value_id(graph)
     fresh = [Value(top + 1 + j, needed[vid].spec) for j, vid in enumerate(order)]
     subst = {vid: v for vid, v in zip(order, fresh)}
     from ivytrace_passes.edit import with_nodes
@@ -413,7 +407,7 @@ def _scales_into_kernels(graph: Graph, n_params: int) -> Graph:
         from ivytrace_ir import iter_arg_leaves
 
         uses.update(v.id for v in iter_arg_leaves(o) if isinstance(v, Value))
-    top = _top_id(graph)
+    top = max_value_id(graph)
     emit: dict[int, list[Node]] = {}  # node index -> what stands there instead
     scaled: set[int] = set()  # tensorflow conv results (the products' values) now scaled
     for j, m in enumerate(graph.nodes):

@@ -40,6 +40,7 @@ from ivytrace_ir import (
 )
 from ivytrace_ir.opfacts import BUILTIN_DUNDERS, OPERATORS
 from ivytrace_passes import PassOutcome, graph_pass, prune
+from ivytrace_passes.edit import max_value_id
 
 from .optable import OPS, unique_ops
 from .targets import TARGET_CLASSES
@@ -195,8 +196,7 @@ def optimize_transposes(graph: Graph) -> PassOutcome:
     """Cancel transposes and push them through layout-agnostic ops (see the module doc)."""
     before = count_transposes(graph)
     nodes = list(graph.nodes)
-    ids = [v.id for n in nodes for v in n.outputs] + [v.id for v in graph.inputs]
-    next_id = 1 + max([*ids, *(e.value.id for e in graph.externals), -1])
+    next_id = 1 + max_value_id(graph)
     for _ in range(64):  # each sweep moves every movable transpose one op down
         sweep = _Sweep(graph, nodes, next_id)
         if not sweep.run():
