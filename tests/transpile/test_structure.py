@@ -154,6 +154,8 @@ def _write(net, target, tmp_path, x):
 
         tr(jnp.asarray(x.numpy()))
     pkg = tr.save(tmp_path)
+    for name in [m for m in sys.modules if m == pkg.name or m.startswith(f"{pkg.name}.")]:
+        del sys.modules[name]  # another test's package of the same name (test_package_classes)
     sys.path.insert(0, str(tmp_path))
     try:
         importlib.invalidate_caches()
