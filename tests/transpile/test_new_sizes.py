@@ -149,6 +149,15 @@ RESIZED = {
         [R(2, 4, 3)],
         [R(5, 4, 3)],
     ),
+    # traced with every operand's batch 1: which one grows is not known, so the broadcast size
+    # is computed (rules/_common.broadcast_sizes), not guarded to 1
+    "linalg.cross batch 1": (torch.linalg.cross, [R(1, 3), R(1, 3)], [R(4, 3), R(4, 3)]),
+    "linalg.cross batch 1 broadcast": (torch.linalg.cross, [R(1, 3), R(1, 3)], [R(4, 3), R(1, 3)]),
+    "masked_fill batch 1": (
+        lambda x, m: x.masked_fill(m, 0.0),
+        [R(1, 3), _mask([True, False, True])],
+        [R(5, 3), _mask(*[[True, False, True]] * 5)],
+    ),
     # the pairs i < j from the tracked number of rows (rules/_common.pair_indices)
     "combinations": (torch.combinations, [R(3)], [R(4)]),
     "pdist": (torch.pdist, [R(3, 2)], [R(4, 2)]),

@@ -91,6 +91,12 @@ def sizes_through_a_tensor(x):
     return x[..., :nh, :nw] * 2
 
 
+def rows_by_len(x):
+    """len() of a tensor as its number of rows, in arithmetic and a slice."""
+    n = len(x)
+    return x[: n // 2 + 1] * n + len(x[0])
+
+
 def scaled_by_its_max(x):
     """A value read from the tensor's data, used as a number."""
     return x * x.abs().max().item()
@@ -108,6 +114,7 @@ CASES = {
         sizes_through_a_tensor,
         lambda n: (torch.randn(2, 6 + n, 9 + 2 * n),),
     ),
+    "rows_by_len": (rows_by_len, lambda n: (torch.randn(3 + n, 2 + n),)),
     "scaled_by_its_max": (scaled_by_its_max, lambda n: (torch.randn(4 + n) * (n + 1),)),
 }
 

@@ -1,5 +1,5 @@
-"""Code run while tracing: ``int()``, ``float()``, ``math`` and float literals on sizes stay
-tracked.
+"""Code run while tracing: ``int()``, ``float()``, ``len()``, ``math`` and float literals on
+sizes stay tracked.
 
 CPython's ``int(n)`` always gives an exact ``int`` (an ``int`` subclass that ``__int__``
 returns is copied), ``float(n)`` an exact ``float``, ``math.sqrt(n)`` reads ``__float__``,
@@ -12,10 +12,11 @@ affine grid (``(1.0 - w) * 0.5``) would refuse every new image size.
 While a trace runs, :func:`tracking_code` gives the functions the traced code can reach a
 rewritten ``__code__`` and puts the original back when the trace ends (also when it raises):
 
-- a call of the global ``int``, ``float`` or ``math.sqrt`` (a ``LOAD_GLOBAL`` with its NULL
+- a call of the global ``int``, ``float``, ``len`` or ``math.sqrt`` (a ``LOAD_GLOBAL`` with its NULL
   bit, that is the name as a callee; never ``isinstance(x, int)``, ``map(int, xs)`` nor
   ``torch.int``) loads a stand-in: a tracked scalar in, a tracked scalar out (``int`` of a
-  tracked float is recorded as ``math.trunc``, ``float`` of a tracked int as ``n / 1``);
+  tracked float is recorded as ``math.trunc``, ``float`` of a tracked int as ``n / 1``,
+  ``len`` of an array is its tracked first size, as ``x.shape[0]``);
   exactly the builtin for anything else;
 - the global ``math`` module read for an attribute (``math.sqrt(n)``) loads a view of it
   whose ``sqrt`` is that stand-in (every other name is ``math``'s own);
@@ -122,12 +123,35 @@ def _sqrt(*args: Any) -> Any:
     return tracked_call("math.sqrt", math.sqrt, *args)
 
 
+_ARRAY_ROOTS = frozenset({"torch", "tensorflow", "jax", "jaxlib", "numpy", "keras"})
+
+
+def _len(obj: Any, /) -> Any:
+    """``len`` for code rewritten while tracing: ``len(x)`` of an array whose first size is
+    tracked is that size (as ``x.shape[0]`` is); anything else is ``len``'s (a 0-d array
+    raises as it does, and an array the graph does not know gives a plain int)."""
+    t = type(obj)
+    if t.__module__.partition(".")[0] in _ARRAY_ROOTS:
+        shape = getattr(obj, "shape", None)
+        if isinstance(shape, tuple) and len(shape) > 0:
+            n = shape[0]
+            if type(n) is TrackedInt and _recording(n):
+                return n
+    return len(obj)
+
+
+_len.__name__ = _len.__qualname__ = "len"
 _int.__name__ = _int.__qualname__ = "int"
 _float.__name__ = _float.__qualname__ = "float"
 _sqrt.__name__ = _sqrt.__qualname__ = "sqrt"
 
 _MATH_SQRT = math.sqrt
-_CALLEES: tuple[tuple[Any, Any], ...] = ((int, _int), (float, _float), (math.sqrt, _sqrt))
+_CALLEES: tuple[tuple[Any, Any], ...] = (
+    (int, _int),
+    (float, _float),
+    (len, _len),
+    (math.sqrt, _sqrt),
+)
 """What a global called by name is replaced with (by the object the name resolves to, matched
 by identity)."""
 
@@ -343,7 +367,7 @@ def rewrite_code(code: types.CodeType, globals_: dict[str, Any]) -> types.CodeTy
 
 def _is_replaced(obj: Any) -> bool:
     """Whether a global resolving to ``obj`` is replaced (``math``, or a callee)."""
-    return obj is math or obj is int or obj is float or obj is _MATH_SQRT
+    return obj is math or obj is int or obj is float or obj is len or obj is _MATH_SQRT
 
 
 def _names_replaced(names: tuple[str, ...], globals_: dict[str, Any]) -> bool:
@@ -353,7 +377,7 @@ def _names_replaced(names: tuple[str, ...], globals_: dict[str, Any]) -> bool:
         if n in globals_:
             if _is_replaced(globals_[n]):
                 return True
-        elif n in ("int", "float"):
+        elif n in ("int", "float", "len"):
             return True
     return False
 

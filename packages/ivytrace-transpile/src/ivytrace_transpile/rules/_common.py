@@ -95,19 +95,23 @@ def broadcast_shape(cx: RuleContext, *xs: Any) -> list[Any]:
 
 
 def broadcast_sizes(*shapes: Sequence[Any]) -> list[Any]:
-    """The broadcast of ``shapes`` (tracked sizes): each axis takes the size of the first
-    operand whose size there is not 1 (those tests are guarded: whether an axis broadcasts
-    is a fact of the graph, the sizes are not)."""
+    """The broadcast of ``shapes`` (tracked sizes). At each axis a literal 1 says nothing
+    and one size left is the answer. Of several, the first that is not 1 is taken (those
+    tests are guarded: whether an axis broadcasts is a fact of the graph, the sizes are
+    not), unless every one was 1 when traced: then which one grows is not known, and the
+    size is ``max(sizes) * min(*sizes, 1)``, right for every broadcast those sizes allow
+    (0 included) with nothing guarded, so a batch of 1 traced answers a batch of 2."""
     rank = max((len(s) for s in shapes), default=0)
     out: list[Any] = []
     for d in range(rank):
-        size: Any = 1
-        for s in shapes:
-            k = d - (rank - len(s))
-            if k >= 0 and s[k] != 1:
-                size = s[k]
-                break
-        out.append(size)
+        sizes = [s[k] for s in shapes if (k := d - (rank - len(s))) >= 0]
+        sizes = [n for n in sizes if not (type(n) is int and n == 1)]
+        if len(sizes) <= 1:
+            out.append(sizes[0] if sizes else 1)
+        elif all(int.__int__(n) == 1 for n in sizes):
+            out.append(size_max(*sizes) * size_min(*sizes, 1))
+        else:
+            out.append(next((n for n in sizes if n != 1), 1))
     return out
 
 
