@@ -38,9 +38,16 @@ def while_on_values(x):
     return x
 
 
-@pytest.mark.parametrize(
-    "fn", [first_half_by_len, data_dependent_if, float_fed_back, while_on_values]
-)
+@pytest.mark.parametrize("fn", [first_half_by_len, first_half_by_shape])
+def test_eager_graph_follows_a_size_read_by_len_or_shape(fn):
+    """``len(x)`` in the user's code is ``x.shape[0]``, tracked (``ivytrace_intercept.pycode``):
+    it was guarded, and another row count refused."""
+    graph = ivy.trace_graph(fn, args=(torch.tensor([1.0, 2.0, 3.0, 4.0]),))
+    other = torch.tensor([-50.0, -6.0, 0.5, 1.0, 2.0, 30.0])
+    assert torch.allclose(graph(other), fn(other))
+
+
+@pytest.mark.parametrize("fn", [data_dependent_if, float_fed_back, while_on_values])
 def test_eager_graph_refuses_inputs_that_take_another_path(fn):
     traced_on = torch.tensor([1.0, 2.0, 3.0, 4.0])
     graph = ivy.trace_graph(fn, args=(traced_on,))

@@ -179,18 +179,30 @@ def test_dtype_helpers_are_answers_with_the_dtypes_guarded():
 
 def strides_and_len(x):
     s0, s1, s2 = x.stride()
-    n = len(x)
+    n = len(x)  # len called by name in rewritten code: x.shape[0], tracked
     return x.reshape(-1)[: s0 + s1 * 2 + s2] * n
 
 
-def test_strides_of_a_contiguous_tensor_are_tracked_and_len_is_guarded():
+def len_not_called_by_name(x):
+    (n,) = map(len, [x])  # len handed on, not called by name: not rewritten, guarded
+    return x * n
+
+
+def test_strides_of_a_contiguous_tensor_are_tracked_and_len_is_tracked():
     graph = ivy.trace_graph(strides_and_len, args=(torch.randn(2, 3, 4),))
     assert "torch.Tensor.stride" not in ops(graph.ir)
-    for shape in ((2, 5, 6), (2, 3, 1)):
+    assert "ivytrace.guard" not in ops(graph.ir), graph.ir
+    for shape in ((2, 5, 6), (2, 3, 1), (3, 3, 4), (7, 2, 2)):
         x = torch.randn(*shape)
         torch.testing.assert_close(graph(x), strides_and_len(x))
+
+
+def test_len_handed_on_is_guarded():
+    graph = ivy.trace_graph(len_not_called_by_name, args=(torch.randn(2, 3),))
+    x = torch.randn(2, 5)
+    torch.testing.assert_close(graph(x), len_not_called_by_name(x))
     with pytest.raises(ivy.GuardFailure) as info:  # len(x) left the graph: guarded
-        graph(torch.randn(3, 3, 4))
+        graph(torch.randn(3, 3))
     assert "len()" in str(info.value)
 
 

@@ -332,17 +332,10 @@ def _assert(result) -> None:
 
 # Failing today (check, model, target) -> the cause, as measured on HEAD. (A padded mask
 # works: transformers asks whether a graph tracer runs before it decides on the mask's values,
-# and ivytrace says yes, ivytrace_intercept.compiling.)
-XFAIL: dict[tuple[str, str, str], str] = {
-    **{
-        ("length_1", m, t): "a size decision traced at length 7 is a guard, not a branch: "
-        "transformers' sdpa_attention_forward 'is_causal = q_length > 1 and attention_mask is "
-        "None and is_causal' (the query length, traced True; with a mask given, is_causal is "
-        "False either way) raises at length 1"
-        for m in ("bert", "gpt2")
-        for t in ("tensorflow", "jax")
-    },
-}
+# and ivytrace says yes, ivytrace_intercept.compiling. Length 1 works: the guard on
+# sdpa_attention_forward's 'q_length > 1 and attention_mask is None' traces the same graph
+# either way and is dropped, ivytrace_intercept.idleguards.)
+XFAIL: dict[tuple[str, str, str], str] = {}
 
 
 def _params():

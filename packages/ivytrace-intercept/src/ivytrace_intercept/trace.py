@@ -31,6 +31,7 @@ from .interceptor import Interceptor, ModuleBinder, interceptors_for
 from .pycode import tracking_code
 from .recorder import Recorder, TraceError
 from .scalars import is_tracked_scalar, tracked_value
+from .idleguards import drop_idle_guards, idle_guards
 from .sizecheck import pin_baked_sizes
 from .stateful import recording_attributes
 
@@ -367,12 +368,14 @@ def _check_sizes(
     retrace: Any,
     mode: bool | str,
 ) -> Graph:
-    """:func:`.sizecheck.pin_baked_sizes` on this call's inputs."""
+    """:func:`.sizecheck.pin_baked_sizes` on this call's inputs, without the guards
+    :func:`.idleguards.idle_guards` finds idle (both look at the raw graph as traced)."""
 
     def rebuild(new: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return _with_leaves(new, args, kwargs, arg_parts, kw_parts, is_dynamic, is_opaque)
 
-    return pin_baked_sizes(graph, leaves, rebuild, retrace, fn, mode)
+    idle = idle_guards(graph, leaves, rebuild, retrace)
+    return drop_idle_guards(pin_baked_sizes(graph, leaves, rebuild, retrace, fn, mode), idle)
 
 
 def _with_leaves(

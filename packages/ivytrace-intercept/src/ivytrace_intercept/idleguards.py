@@ -1,0 +1,191 @@
+"""Guards on a size whose decision does not change the graph, found by tracing the other way.
+
+Python asks questions of sizes whose answer the rest of the code never uses. transformers'
+attention asks ``is_causal = q_length > 1 and attention_mask is None and is_causal``: traced
+at length 7 the comparison is true and guarded, but with a mask given the answer is
+``False`` whichever way it goes, so a graph traced at length 7 refused length 1 (a decoding
+step) for nothing.
+
+:func:`idle_guards` finds such guards by their effect: for a guard on a comparison of a
+size with a literal (``n > 1``, ``n <= 4``, either side), it traces the function once more
+with the inputs' sizes equal to ``n`` moved to the nearest size at which the comparison goes
+the other way (1 for ``n > 1``; the last slice repeated or rows cut, as
+:mod:`.sizecheck` moves them), and compares the two raw graphs node by node, ignoring
+shapes. Where they are the same but for those guards, decided the other way, the guards say
+nothing of the graph and are dropped; every other guard of either trace stays, so sizes on
+the other side are still checked by the graph's own guards. Where anything else differs
+(another op, a literal where a size was, one node more), the guard stays.
+
+Costs and limits: one more trace per distinct (size, other size), at most
+:data:`_MAX_FLIPS` per trace, only where such a guard exists; skipped, as the size check
+is, when the function writes state it cannot restore or draws from a generator other than
+torch's and numpy's. A size that is not an input's (a count computed from values) is not
+moved; ``==`` and ``!=`` guards are not looked at (they hold a size to one value, which is
+what :mod:`.sizecheck` reads as a pin).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ivytrace_ir import Graph, Node, TensorSpec, Value, framework_of
+
+from .sizecheck import (
+    _foreign_draws,
+    _pinned_dims,
+    _quiet,
+    _resize,
+    _same_arg,
+    _same_node,
+    _writes_state,
+)
+
+__all__ = ["drop_idle_guards", "idle_guards"]
+
+_COMPARISONS: dict[str, Callable[[int, int], bool]] = {
+    "operator.gt": operator.gt,
+    "operator.ge": operator.ge,
+    "operator.lt": operator.lt,
+    "operator.le": operator.le,
+}
+_REVERSED = {"operator.gt": "operator.lt", "operator.ge": "operator.le",
+             "operator.lt": "operator.gt", "operator.le": "operator.ge"}  # fmt: skip
+_MAX_FLIPS = 2
+"""The most sizes moved (one trace each) to look for idle guards in one trace."""
+
+Retrace = Callable[[tuple[Any, ...], dict[str, Any]], Graph]
+Rebuild = Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]]
+
+
+def drop_idle_guards(graph: Graph, idle: Sequence[Node]) -> Graph:
+    """``graph`` without the guard nodes ``idle`` (from :func:`idle_guards`)."""
+    if not idle:
+        return graph
+    keep = tuple(n for n in graph.nodes if not any(n is d for d in idle))
+    return graph.replace(nodes=keep)
+
+
+def idle_guards(
+    graph: Graph, leaves: Sequence[Any], rebuild: Rebuild, retrace: Retrace
+) -> list[Node]:
+    """The guards of the raw ``graph`` on size comparisons whose other answer traces the
+    same graph (see the module). ``leaves``, ``rebuild`` and ``retrace`` are as for
+    :func:`.sizecheck.pin_baked_sizes`."""
+    producer = {o.id: (n, k) for n in graph.nodes for k, o in enumerate(n.outputs)}
+    flips: dict[tuple[int, int], list[int]] = {}
+    for k, n in enumerate(graph.nodes):
+        flip = _flip(n, producer)
+        if flip is not None:
+            flips.setdefault(flip, []).append(k)
+    if not flips or _writes_state(graph) or _foreign_draws(graph):
+        return []
+    dims = _free_dims(graph, leaves)
+    drop: set[int] = set()
+    tried = 0
+    for (size, other), guards in flips.items():
+        if size not in dims or tried == _MAX_FLIPS:
+            continue
+        tried += 1
+        moved = _traced_at(leaves, dims[size], other, rebuild, retrace)
+        if moved is not None and _same_but(graph, moved, set(guards)):
+            drop.update(guards)
+    return [graph.nodes[k] for k in sorted(drop)]
+
+
+def _flip(guard: Node, producer: dict[int, tuple[Node, int]]) -> tuple[int, int] | None:
+    """(traced size, nearest size >= 1 where the answer differs) for a guard on ``n <op>
+    literal`` (or ``literal <op> n``) with ``n`` a size read from an array, else None."""
+    if guard.op != "ivytrace.guard" or len(guard.args) != 2 or type(guard.args[1]) is not bool:
+        return None
+    v = guard.args[0]
+    if not isinstance(v, Value) or v.id not in producer:
+        return None
+    cmp, _ = producer[v.id]
+    if cmp.op not in _COMPARISONS or len(cmp.args) != 2 or cmp.kwargs:
+        return None
+    a, c = cmp.args
+    op = cmp.op
+    if type(a) is int and isinstance(c, Value):
+        a, c, op = c, a, _REVERSED[op]
+    if not isinstance(a, Value) or type(c) is not int:
+        return None
+    size = _traced_size(a, producer)
+    test = _COMPARISONS[op]
+    if size is None or test(size, c) is not guard.args[1]:
+        return None
+    others = [m for m in (c - 1, c, c + 1) if m >= 1 and test(m, c) is not guard.args[1]]
+    return (size, min(others, key=lambda m: abs(m - size))) if others else None
+
+
+def _traced_size(v: Value, producer: dict[int, tuple[Node, int]]) -> int | None:
+    """The traced value of ``v`` where it is read straight from an array's shape."""
+    if v.id not in producer:
+        return None
+    n, k = producer[v.id]
+    x = n.args[0] if n.args else None
+    if not isinstance(x, Value) or not isinstance(x.spec, TensorSpec) or x.spec.shape is None:
+        return None
+    shape, last = x.spec.shape, n.op.rsplit(".", 1)[-1]
+    if last == "shape" or (last == "size" and len(n.args) == 1):
+        d = k
+    elif last == "size" and len(n.args) == 2 and type(n.args[1]) is int and shape:
+        d = n.args[1] % len(shape)
+    elif last in ("len", "__len__") and shape:
+        d = 0
+    else:
+        return None
+    s = shape[d] if d < len(shape) else None
+    return s if type(s) is int else None
+
+
+def _free_dims(graph: Graph, leaves: Sequence[Any]) -> dict[int, list[tuple[int, int]]]:
+    """Traced size -> the (input, dim) pairs of that size that no guard pins."""
+    pinned = _pinned_dims(graph)
+    dims: dict[int, list[tuple[int, int]]] = {}
+    for i, v in enumerate(graph.inputs):
+        if not isinstance(v.spec, TensorSpec) or v.spec.shape is None:
+            continue
+        if framework_of(leaves[i]) is None:
+            continue
+        for d, s in enumerate(v.spec.shape):
+            if isinstance(s, int) and s >= 1 and (i, d) not in pinned:
+                dims.setdefault(s, []).append((i, d))
+    return dims
+
+
+def _traced_at(
+    leaves: Sequence[Any],
+    dims: list[tuple[int, int]],
+    size: int,
+    rebuild: Rebuild,
+    retrace: Retrace,
+) -> Graph | None:
+    """The raw graph traced with ``dims`` moved to ``size``, or None where that fails."""
+    try:
+        new = list(leaves)
+        for i, d in dims:
+            new[i] = _resize(new[i], d, size)
+        args, kwargs = rebuild(new)
+    except Exception:  # an array ivytrace cannot resize: nothing is dropped
+        return None
+    with _quiet():
+        try:
+            return retrace(args, kwargs)
+        except Exception:  # the other side fails: the guard stays
+            return None
+
+
+def _same_but(a: Graph, b: Graph, guards: set[int]) -> bool:
+    """Whether ``a`` and ``b`` are the same raw graph (shapes aside) but for the guards at
+    ``guards``, which guard the same values in both and may expect other answers."""
+    if len(a.nodes) != len(b.nodes):
+        return False
+    for k, (na, nb) in enumerate(zip(a.nodes, b.nodes)):
+        if k in guards:
+            if nb.op != na.op or not _same_arg(na.args[:1], nb.args[:1]):
+                return False
+        elif not _same_node(na, nb):
+            return False
+    return a.out_tree == b.out_tree and _same_arg(a.outputs, b.outputs)

@@ -1,0 +1,66 @@
+"""A guard on a size comparison whose other answer traces the same graph is dropped; one
+whose other answer changes anything (another op, a literal for the size) stays
+(``ivytrace_intercept.idleguards``)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import ivytrace as ivy
+
+
+def attention_like(q, mask=None, is_causal=True):
+    """transformers' sdpa_attention_forward: the length test's answer is not used when a
+    mask is given (``and`` of a size test with ``mask is None``)."""
+    is_causal = q.shape[1] > 1 and mask is None and is_causal
+    scores = q @ q.transpose(-1, -2)
+    if is_causal:
+        scores = scores.tril()
+    if mask is not None:
+        scores = scores.masked_fill(~mask[:, None, :], -1e9)
+    return scores.softmax(-1) @ q
+
+
+def decided(x):
+    """The length test picks another op."""
+    return x * 2 if x.shape[1] > 1 else x + 1
+
+
+def floored(x):
+    """The length test picks a literal for the size: the same ops, another argument."""
+    n = x.shape[1]
+    return x * (n if n > 4 else 4)
+
+
+def _guards(graph):
+    return [n for n in graph.ir.nodes if n.op == "ivytrace.guard"]
+
+
+def test_a_guard_whose_answer_is_not_used_is_dropped():
+    q, mask = torch.randn(2, 7, 4), torch.ones(2, 7, dtype=torch.bool)
+    graph = ivy.trace_graph(attention_like, args=(q, mask))
+    assert not _guards(graph)
+    for length in (1, 2, 9):  # length 1 was refused ('a comparison (gt)') before
+        q, mask = torch.randn(3, length, 4), torch.rand(3, length) > 0.3
+        mask[:, 0] = True
+        torch.testing.assert_close(graph(q, mask), attention_like(q, mask))
+
+
+def test_a_guard_whose_answer_is_used_stays():
+    graph = ivy.trace_graph(attention_like, args=(torch.randn(2, 7, 4),))  # causal: no mask
+    assert len(_guards(graph)) == 1
+    q = torch.randn(3, 5, 4)
+    torch.testing.assert_close(graph(q), attention_like(q))
+    with pytest.raises(ivy.GuardFailure, match="comparison"):
+        graph(torch.randn(2, 1, 4))
+
+
+@pytest.mark.parametrize("fn", [decided, floored])
+def test_a_guard_that_changes_the_graph_stays(fn):
+    graph = ivy.trace_graph(fn, args=(torch.randn(2, 7),))
+    assert len(_guards(graph)) == 1
+    x = torch.randn(3, 9)
+    torch.testing.assert_close(graph(x), fn(x))
+    with pytest.raises(ivy.GuardFailure, match="comparison"):
+        graph(torch.randn(3, 1) if fn is decided else torch.randn(3, 3))
