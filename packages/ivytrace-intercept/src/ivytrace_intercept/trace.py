@@ -27,11 +27,11 @@ from ivytrace_ir import (
 )
 
 from .base import plain
+from .idleguards import drop_idle_guards, idle_guards
 from .interceptor import Interceptor, ModuleBinder, interceptors_for
 from .pycode import tracking_code
 from .recorder import Recorder, TraceError
 from .scalars import is_tracked_scalar, tracked_value
-from .idleguards import drop_idle_guards, idle_guards
 from .sizecheck import pin_baked_sizes
 from .stateful import recording_attributes
 
