@@ -64,3 +64,23 @@ def test_a_guard_that_changes_the_graph_stays(fn):
     torch.testing.assert_close(graph(x), fn(x))
     with pytest.raises(ivy.GuardFailure, match="comparison"):
         graph(torch.randn(3, 1) if fn is decided else torch.randn(3, 3))
+
+
+def data_sized(x, w):
+    """The compared size is a count read from ``w``'s data that only equals ``x``'s rows."""
+    rows = w[w[:, 0] > 0]
+    return x.sum() + (rows.sum() if rows.shape[0] > 1 else rows.sum() * 10)
+
+
+def test_a_guard_on_a_size_the_move_does_not_reach_stays():
+    """Moving ``x``'s 7 rows to 1 leaves ``w``'s 7 kept rows as they are: the guard was
+    decided the same way, which says nothing of it (dropping it answered a ``w`` with one
+    kept row without the factor 10)."""
+    x, w = torch.randn(7, 3), torch.randn(9, 3)
+    w[:, 0] = torch.tensor([1.0, 1, 1, 1, 1, 1, 1, -1, -1])
+    graph = ivy.trace_graph(data_sized, args=(x, w))
+    assert any("comparison" in (n.meta.note or "") for n in _guards(graph)), graph.ir
+    w2 = w.clone()
+    w2[1:, 0] = -1.0  # one kept row: the other answer
+    with pytest.raises(ivy.GuardFailure):
+        graph(x, w2)

@@ -179,12 +179,16 @@ def _traced_at(
 
 def _same_but(a: Graph, b: Graph, guards: set[int]) -> bool:
     """Whether ``a`` and ``b`` are the same raw graph (shapes aside) but for the guards at
-    ``guards``, which guard the same values in both and may expect other answers."""
+    ``guards``, which guard the same values in both and expect the other answers in ``b``
+    (a size that only equalled the moved ones, such as a count read from data, did not
+    move: its guard is kept)."""
     if len(a.nodes) != len(b.nodes):
         return False
     for k, (na, nb) in enumerate(zip(a.nodes, b.nodes)):
-        if k in guards:
+        if k in guards:  # decided the other way: the move reached the compared size
             if nb.op != na.op or not _same_arg(na.args[:1], nb.args[:1]):
+                return False
+            if _same_arg(na.args[1:], nb.args[1:]):
                 return False
         elif not _same_node(na, nb):
             return False
