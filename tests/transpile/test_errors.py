@@ -92,3 +92,21 @@ def test_a_refusal_of_numpy_code_points_to_the_numpy_and_jax_rules():
     msg = str(info.value)
     assert "numpy.polyval" in msg and "test_errors.py" in msg
     assert "rules/array_api.py" in msg and "rules/torch/" not in msg
+
+
+def test_source_code_failing_on_new_inputs_says_so():
+    """Inputs of a new structure are traced again; where the user's torch code itself raises
+    on them, the error is torch's (the user's own code failed) with a note saying that it
+    came from tracing the source on these inputs and that nothing was translated."""
+
+    def f(x, y):
+        return torch.matmul(x, y).relu()
+
+    tr = ivy.transpile(
+        f, source="torch", target="numpy", args=(torch.randn(2, 3), torch.randn(3, 4))
+    )
+    with pytest.raises(RuntimeError) as info:
+        tr(np.ones((2, 3, 1), "float32"), np.ones((3, 4), "float32"))
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "torch code of 'f' itself raised this" in notes, notes
+    assert "float32[2, 3, 1]" in notes, notes

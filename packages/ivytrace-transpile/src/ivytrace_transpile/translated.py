@@ -174,6 +174,13 @@ class TranslatedCallable:
         except Exception as exc:
             err = _wrong_source(self, exc)
             if err is None:
+                if not type(exc).__module__.startswith("ivytrace"):  # the user's code raised
+                    exc.add_note(
+                        f"ivytrace: the {self.source_framework} code of {self.__name__!r} "
+                        "itself raised this while it was traced on the inputs "
+                        f"{describe_inputs(src_args, src_kwargs)}; nothing was translated: "
+                        f"call it with inputs that {self.source_framework} accepts"
+                    )
                 raise
             raise err from exc
         _refuse_training_dependence(self._fn, res.graph)
