@@ -30,11 +30,11 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ivytrace_ir import Graph, Node, TensorSpec, Value, framework_of
+from ivytrace_ir import Graph, Node, TensorSpec, Value
 
 from .sizecheck import (
     _foreign_draws,
-    _pinned_dims,
+    _free_dims,
     _quiet,
     _resize,
     _same_arg,
@@ -138,21 +138,6 @@ def _traced_size(v: Value, producer: dict[int, tuple[Node, int]]) -> int | None:
         return None
     s = shape[d] if d < len(shape) else None
     return s if type(s) is int else None
-
-
-def _free_dims(graph: Graph, leaves: Sequence[Any]) -> dict[int, list[tuple[int, int]]]:
-    """Traced size -> the (input, dim) pairs of that size that no guard pins."""
-    pinned = _pinned_dims(graph)
-    dims: dict[int, list[tuple[int, int]]] = {}
-    for i, v in enumerate(graph.inputs):
-        if not isinstance(v.spec, TensorSpec) or v.spec.shape is None:
-            continue
-        if framework_of(leaves[i]) is None:
-            continue
-        for d, s in enumerate(v.spec.shape):
-            if isinstance(s, int) and s >= 1 and (i, d) not in pinned:
-                dims.setdefault(s, []).append((i, d))
-    return dims
 
 
 def _traced_at(

@@ -109,16 +109,7 @@ def pin_baked_sizes(
     hint = _auto_hint if mode == "auto" else _reads_free_sizes
     if not hint(graph) or _writes_state(graph) or _foreign_draws(graph):
         return graph
-    pinned = _pinned_dims(graph)
-    groups: dict[int, list[tuple[int, int]]] = {}
-    for i, v in enumerate(graph.inputs):
-        if not isinstance(v.spec, TensorSpec) or v.spec.shape is None:
-            continue
-        if framework_of(leaves[i]) is None:
-            continue
-        for d, s in enumerate(v.spec.shape):
-            if isinstance(s, int) and s >= 1 and (i, d) not in pinned:
-                groups.setdefault(s, []).append((i, d))
+    groups = _free_dims(graph, leaves)
     if not groups:
         return graph
 
@@ -183,6 +174,22 @@ def pin_baked_sizes(
     if not blamed:
         return graph
     return _with_pins(graph, {s: (groups[s], *blamed[s]) for s in blamed}, fn)
+
+
+def _free_dims(graph: Graph, leaves: Sequence[Any]) -> dict[int, list[tuple[int, int]]]:
+    """Traced size -> the (input, dim) pairs of that size that no guard pins (the inputs'
+    sizes a check may move together)."""
+    pinned = _pinned_dims(graph)
+    dims: dict[int, list[tuple[int, int]]] = {}
+    for i, v in enumerate(graph.inputs):
+        if not isinstance(v.spec, TensorSpec) or v.spec.shape is None:
+            continue
+        if framework_of(leaves[i]) is None:
+            continue
+        for d, s in enumerate(v.spec.shape):
+            if isinstance(s, int) and s >= 1 and (i, d) not in pinned:
+                dims.setdefault(s, []).append((i, d))
+    return dims
 
 
 _STEPS = (1, 2, 3)
