@@ -211,3 +211,17 @@ def test_size_dependent_translation_is_guarded(target, name):
     tn, tgt = _translate(target, fn, example)
     with pytest.raises(ivy.GuardFailure):
         tn(*[to_target(a, tgt) for a in other])
+
+
+@pytest.mark.parametrize("target", ["tensorflow", "jax", "numpy"])
+def test_a_batch_of_one_on_every_operand_broadcasts_any_way_later(target):
+    """Traced with both operands' batch 1, which operand grows is not known: the broadcast
+    size is computed (``max * min(..., 1)``), so either side may grow, both may, and a
+    batch of 0 broadcasts to 0 (it was guarded to 1: batch 2 refused)."""
+    tn, tgt = _translate(target, torch.linalg.cross, [R(1, 3), R(1, 3)])
+    for a, b in ((0, 1), (1, 0), (4, 1), (1, 5), (2, 2)):
+        x, y = R(a, 3), R(b, 3)
+        got = np.asarray(tn(to_target(x, tgt), to_target(y, tgt)))
+        want = torch.linalg.cross(x, y).numpy()
+        assert got.shape == want.shape, (a, b, got.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
