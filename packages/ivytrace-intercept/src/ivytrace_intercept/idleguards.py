@@ -33,6 +33,7 @@ from typing import Any
 from ivytrace_ir import Graph, Node, TensorSpec, Value
 
 from .sizecheck import (
+    _dims_read,
     _foreign_draws,
     _free_dims,
     _quiet,
@@ -127,16 +128,8 @@ def _traced_size(v: Value, producer: dict[int, tuple[Node, int]]) -> int | None:
     x = n.args[0] if n.args else None
     if not isinstance(x, Value) or not isinstance(x.spec, TensorSpec) or x.spec.shape is None:
         return None
-    shape, last = x.spec.shape, n.op.rsplit(".", 1)[-1]
-    if last == "shape" or (last == "size" and len(n.args) == 1):
-        d = k
-    elif last == "size" and len(n.args) == 2 and type(n.args[1]) is int and shape:
-        d = n.args[1] % len(shape)
-    elif last in ("len", "__len__") and shape:
-        d = 0
-    else:
-        return None
-    s = shape[d] if d < len(shape) else None
+    d = dict(_dims_read(n, len(x.spec.shape))).get(k)
+    s = None if d is None else x.spec.shape[d]
     return s if type(s) is int else None
 
 

@@ -145,7 +145,6 @@ _int.__name__ = _int.__qualname__ = "int"
 _float.__name__ = _float.__qualname__ = "float"
 _sqrt.__name__ = _sqrt.__qualname__ = "sqrt"
 
-_MATH_SQRT = math.sqrt
 _CALLEES: tuple[tuple[Any, Any], ...] = (
     (int, _int),
     (float, _float),
@@ -154,6 +153,11 @@ _CALLEES: tuple[tuple[Any, Any], ...] = (
 )
 """What a global called by name is replaced with (by the object the name resolves to, matched
 by identity)."""
+_BUILTIN_CALLEES = frozenset(
+    o.__name__ for o, _ in _CALLEES if getattr(builtins, o.__name__, None) is o
+)
+"""The names of the replaced callees that are builtins (``int``, ``float``, ``len``): replaced
+where no module global shadows them."""
 
 
 class _Math:
@@ -367,7 +371,7 @@ def rewrite_code(code: types.CodeType, globals_: dict[str, Any]) -> types.CodeTy
 
 def _is_replaced(obj: Any) -> bool:
     """Whether a global resolving to ``obj`` is replaced (``math``, or a callee)."""
-    return obj is math or obj is int or obj is float or obj is len or obj is _MATH_SQRT
+    return obj is math or any(obj is old for old, _ in _CALLEES)
 
 
 def _names_replaced(names: tuple[str, ...], globals_: dict[str, Any]) -> bool:
@@ -377,7 +381,7 @@ def _names_replaced(names: tuple[str, ...], globals_: dict[str, Any]) -> bool:
         if n in globals_:
             if _is_replaced(globals_[n]):
                 return True
-        elif n in ("int", "float", "len"):
+        elif n in _BUILTIN_CALLEES:
             return True
     return False
 

@@ -393,16 +393,23 @@ def _size_reads(g: Graph) -> dict[int, tuple[int, int]]:
             continue
         if x.spec.shape is None:
             continue
-        i, rank, last = where[x.id], len(x.spec.shape), n.op.rsplit(".", 1)[-1]
-        if last == "shape" and len(n.outputs) == rank:
-            out.update({o.id: (i, d) for d, o in enumerate(n.outputs)})
-        elif last == "size" and len(n.args) == 2 and isinstance(n.args[1], int) and rank:
-            out[n.outputs[0].id] = (i, n.args[1] % rank)
-        elif last == "size" and len(n.args) == 1 and len(n.outputs) == rank:
-            out.update({o.id: (i, d) for d, o in enumerate(n.outputs)})
-        elif last in ("len", "__len__") and rank and len(n.outputs) == 1:
-            out[n.outputs[0].id] = (i, 0)
+        out.update((n.outputs[k].id, (where[x.id], d)) for k, d in _dims_read(n, len(x.spec.shape)))
     return out
+
+
+def _dims_read(n: Node, rank: int) -> list[tuple[int, int]]:
+    """(output index, dim) for each size of its first argument, an array of rank ``rank``,
+    that node ``n`` reads (``x.shape``, ``x.size()``, ``x.size(d)``, ``len(x)``)."""
+    last = n.op.rsplit(".", 1)[-1]
+    if last == "shape" and len(n.outputs) == rank:
+        return list(enumerate(range(rank)))
+    if last == "size" and len(n.args) == 2 and isinstance(n.args[1], int) and rank:
+        return [(0, n.args[1] % rank)]
+    if last == "size" and len(n.args) == 1 and len(n.outputs) == rank:
+        return list(enumerate(range(rank)))
+    if last in ("len", "__len__") and rank and len(n.outputs) == 1:
+        return [(0, 0)]
+    return []
 
 
 def _pinned_dims(g: Graph) -> set[tuple[int, int]]:

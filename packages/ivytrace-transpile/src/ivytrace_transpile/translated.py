@@ -174,7 +174,7 @@ class TranslatedCallable:
         except Exception as exc:
             err = _wrong_source(self, exc)
             if err is None:
-                if not type(exc).__module__.startswith("ivytrace"):  # the user's code raised
+                if not _is_own_error(exc):  # the user's code raised
                     exc.add_note(
                         f"ivytrace: the {self.source_framework} code of {self.__name__!r} "
                         "itself raised this while it was traced on the inputs "
@@ -336,7 +336,7 @@ class TranslatedCallable:
         try:
             self.translate(args, kwargs)
         except Exception as exc:
-            if type(exc).__module__.startswith("ivytrace"):  # a refusal naming its op
+            if _is_own_error(exc):  # a refusal naming its op
                 exc.add_note(f"ivytrace: raised while tracing {self.__name__} again: {msg}")
                 raise
             raise retrace_failed(self.__name__, guard, decisions, exc) from exc
@@ -348,7 +348,7 @@ class TranslatedCallable:
         :class:`TranslatedCallError` naming the node, its op and the user's line (from the
         note the compiled graph adds), and whether torch takes the same inputs. ivytrace's
         own errors (a guard that failed, an input of another kind) pass unchanged."""
-        if type(exc).__module__.split(".", 1)[0].startswith("ivytrace"):
+        if _is_own_error(exc):
             return exc
         notes = [n for n in getattr(exc, "__notes__", ()) if n.startswith("ivytrace:")]
         where = notes[-1].split("\n", 1)[1].strip() if notes and "\n" in notes[-1] else ""
@@ -481,6 +481,12 @@ def _refuse_training_dependence(fn: Any, graph: Any) -> None:
             "dropout masks, batch statistics, running-stat updates); call .eval() before "
             "translating:\n" + "\n".join(dict.fromkeys(found))
         )
+
+
+def _is_own_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is ivytrace's own (a refusal, a failed guard), not a framework's or
+    the user's code's."""
+    return type(exc).__module__.startswith("ivytrace")
 
 
 def _wrong_source(tc: TranslatedCallable, exc: Exception) -> TranspileError | None:
