@@ -71,6 +71,9 @@ def _class_translation(cls: type, how: _How) -> type:
     )
 
 
+_KERAS_PACKAGE_TARGETS = ("torch", "jax", "numpy")
+"""The targets a Keras model's or tf.Module's package is written for (``modulegen.flat``)."""
+
 NO_OUTPUTS_ENV = "IVYTRACE_NO_OUTPUTS"
 """Set to ``1``: :func:`transpile` writes no package unless given ``output_dir``."""
 
@@ -142,11 +145,16 @@ def transpile(
         return tuple(transpile(o, **opts) for o in objs)
     (obj,) = objs
     src = _resolve_source(obj, source, args, kwargs, target)
-    if src == "tensorflow" and output_dir not in (None, False) and _is_tensorflow_module(obj):
+    if (
+        src == "tensorflow"
+        and target not in _KERAS_PACKAGE_TARGETS
+        and output_dir not in (None, False)
+        and _is_tensorflow_module(obj)
+    ):
         raise NotImplementedError(
-            "writing the package of a Keras model or tf.Module is not built yet (the written "
-            "package needs a class per source layer); translate with output_dir=False and "
-            "call the result, or save its .params"
+            f"writing the {target} package of a Keras model or tf.Module is not built yet "
+            f"(its package is written for target {' or '.join(_KERAS_PACKAGE_TARGETS)}); "
+            "translate with output_dir=False and call the result, or save its .params"
         )
     how = _How(target, src, validate, output_dir, retrace)
     return _translate_object(obj, args, kwargs, how)

@@ -46,6 +46,7 @@ from ivytrace_ir.archive import file_mode
 from .errors import TranspileError
 from .folding import Fold
 from .modulegen import ModuleJob, render_modules, snake_case
+from .modulegen.flat import is_keras_module, keras_state, render_flat, root_name
 
 __all__ = [
     "DEFAULT_OUTPUT_DIR",
@@ -108,6 +109,8 @@ def _plain_tree(tree: TreeDef) -> TreeDef:
 def _arg_names(fn: Any, count: int) -> tuple[str, ...]:
     """The source callable's positional parameter names (``forward``'s for a module)."""
     target = getattr(fn, "forward", fn)
+    if is_keras_module(fn) and callable(getattr(fn, "call", None)):
+        target = fn.call  # a Keras layer's forward
     try:
         params = list(inspect.signature(target).parameters.values())
     except (TypeError, ValueError):
@@ -334,6 +337,32 @@ def _module_text(
     return _ModelText(imports, preamble, body, exported, usage, mods.constants)
 
 
+def _keras_text(translated: Any, graph: Graph) -> tuple[_ModelText, dict[str, np.ndarray]]:
+    """``model.py`` of a Keras model or ``tf.Module``: one root class (torch) or function
+    (jax, numpy) whose weights are named by the Keras variable paths (``modulegen.flat``),
+    and the weights by ``state_dict`` key."""
+    tr = translated.translation
+    target = tr.target
+    arrays, trainable = keras_state(translated._fn, dict(translated.weights_for(tr)))
+    keys = list(tr.params)
+    held = graph.in_tree.children[0].children[0]
+    if held.kind != "dict" or list(held.keys) != keys:
+        raise TranspileError(
+            f"{translated.__name__}: the translated graph's weights are not the translation's "
+            "(cannot write its package)"
+        )
+    flat = render_flat(graph, keys, translated._fn, target, arrays, trainable)
+    imports, preamble = _loader(target, True, bool(flat.constants))
+    imports += [*flat.imports, IMPORT_ALIASES[_TARGET_MODULE[target]][0]]
+    body = [flat.definitions]
+    if target != "torch":
+        body.append(f"\n\nforward = {flat.root}\n")
+        body.append(_params_loader(target))
+    usage = flat.usage.format(name=flat.root, call=_call_text(graph, 1))
+    text = _ModelText(imports, preamble + flat.preamble, body, flat.exported, usage, flat.constants)
+    return text, flat.arrays
+
+
 def _function_text(graph: Graph, cls_name: str, source: str, target: str) -> _ModelText:
     """``model.py`` of a function: ``forward`` alone."""
     src: StandaloneSource = generate_standalone(
@@ -355,10 +384,14 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
     target = tr.target
     source = getattr(translated, "source_framework", "torch")
     cls_name = translated.__name__
-    is_module = hasattr(translated._fn, "named_parameters")
+    keras = is_keras_module(translated._fn)
+    is_module = not keras and hasattr(translated._fn, "named_parameters")
     arrays, trainable = _state(translated) if is_module else ({}, {})
-    graph = standalone_graph(tr.graph, tr.params, translated._fn, is_module)
-    if is_module:
+    graph = standalone_graph(tr.graph, tr.params, translated._fn, is_module or keras)
+    if keras:
+        cls_name = root_name(translated._fn)
+        model, arrays = _keras_text(translated, graph)
+    elif is_module:
         layouts = weight_layouts(translated._fn, arrays, tr.folds)
         model = _module_text(translated, graph, arrays, trainable, layouts)
     else:
@@ -389,7 +422,13 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
         "(with the folder that holds this one on `sys.path`).\n"
     )
     texts = {"model.py": text, "__init__.py": init, "README.md": readme}
-    files = {"weights.safetensors": arrays} if is_module else {}
+    files = {"weights.safetensors": arrays} if is_module or keras else {}
+    if keras:
+        texts["README.md"] += (
+            "\nIts inputs are laid out as the Keras model's (channels-last images). The "
+            "weights are named by the Keras variable paths, `/` written `.` "
+            "(`KERAS_PATHS` in `model.py` maps each key back), in this framework's layout.\n"
+        )
     if is_module:
         texts["convert.py"] = _converter(layouts)
         texts["README.md"] += (

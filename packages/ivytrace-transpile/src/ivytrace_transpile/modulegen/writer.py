@@ -27,11 +27,11 @@ from .naming import Names
 from .templates import SELF, Instance
 from .weights import WeightShapes
 
-__all__ = ["Writer"]
+__all__ = ["Writer", "own_source", "source_span"]
 
 
 @functools.cache
-def _source_span(cls: type) -> tuple[str, int, int] | None:
+def source_span(cls: type) -> tuple[str, int, int] | None:
     """(file, first line, last line) of ``cls``'s source, or None."""
     try:
         lines, start = inspect.getsourcelines(cls)
@@ -43,7 +43,7 @@ def _source_span(cls: type) -> tuple[str, int, int] | None:
     return os.path.realpath(file), start, start + len(lines) - 1
 
 
-def _own_source(node: Node, span: tuple[str, int, int] | None) -> Node:
+def own_source(node: Node, span: tuple[str, int, int] | None) -> Node:
     """``node`` without its source line unless that line is in the class's own code (a
     torch layer's ops were recorded at the line that called the layer)."""
     src = node.meta.source
@@ -164,8 +164,8 @@ class Writer:
         )
         if b is None:
             sub = sub.replace(in_tree=self.job.in_tree)
-        own = _source_span(type(call.module))
-        sub = sub.replace(nodes=tuple(_own_source(n, own) for n in sub.nodes))
+        own = source_span(type(call.module))
+        sub = sub.replace(nodes=tuple(own_source(n, own) for n in sub.nodes))
         base = "self" if self.keras else "params"
         preset = {}
         for n in sub.nodes:

@@ -1,0 +1,271 @@
+"""A Keras model (or ``tf.Module``) written as one root class (torch) or function (jax,
+numpy) whose weights are named by the Keras variable paths.
+
+The torch-source writer (``writer.py``, ``emit.py``) splits the trace into one class per
+torch module class by the module calls the torch tracer records on every node
+(``NodeMeta.scope``). The TensorFlow tracer records no such calls for Keras layers, so a
+Keras model's translation is written whole: the root's forward is the translated graph,
+and its weights are reached by their Keras variable paths.
+
+- The ``state_dict`` key of a variable is its Keras path with ``/`` as ``.``
+  (``conv1_conv/kernel`` -> ``conv1_conv.kernel``), each part made a Python identifier
+  (and, for torch, not a name ``nn.Module`` owns: ``training`` -> ``training_``); the
+  written ``KERAS_PATHS`` maps every key back to its Keras path.
+- torch: a ``torch.nn.Module`` named after the model, holding one ``Variables`` submodule
+  per Keras layer (``self.conv1_conv.kernel``): trainable variables are parameters, the
+  others (batch norm's moving statistics) buffers; its constructor loads
+  ``weights.safetensors`` with ``load_state_dict`` (strict: every key must match).
+- jax, numpy: the root function ``name(params, *inputs)``, with ``params`` the nested dict
+  by those keys' parts (``params["conv1_conv"]["kernel"]``), ``load_params()`` and
+  ``state_dict(params)`` as for a torch module's package.
+
+Weights are stored in the target's layout (OIHW conv kernels for torch: what
+``fold_params`` recorded); variables the traced call never read are kept as Keras holds
+them, so the package has every variable of the model.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ivytrace_compile import sanitize
+from ivytrace_compile.standalone import StandaloneSource, generate_standalone
+from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef
+
+from .naming import snake_case
+from .writer import own_source, source_span
+
+__all__ = ["FlatSource", "is_keras_module", "keras_state", "render_flat", "root_name"]
+
+
+def is_keras_module(obj: Any) -> bool:
+    """Whether ``obj`` is a Keras layer or model, or a ``tf.Module`` (not a class)."""
+    kinds = []
+    tf = sys.modules.get("tensorflow")
+    keras = sys.modules.get("keras")
+    if tf is not None and isinstance(getattr(tf, "Module", None), type):
+        kinds.append(tf.Module)
+    layers = getattr(keras, "layers", None)
+    if isinstance(getattr(layers, "Layer", None), type):
+        kinds.append(layers.Layer)
+    return bool(kinds) and isinstance(obj, tuple(kinds)) and not isinstance(obj, type)
+
+
+def root_name(model: Any) -> str:
+    """The written root class's name: the model's own class, or for Keras's generic model
+    classes (``Functional``, ``Sequential``, ``Model``) its name (``resnet50`` ->
+    ``Resnet50``)."""
+    cls = type(model).__name__
+    if cls in ("Functional", "Sequential", "Model") and isinstance(
+        getattr(model, "name", None), str
+    ):
+        parts = [p for p in snake_case(model.name).split("_") if p]
+        name = "".join(p[:1].upper() + p[1:] for p in parts)
+        if name.isidentifier():
+            return name
+    return cls
+
+
+def _variables(model: Any) -> dict[str, Any]:
+    """Every variable of ``model`` by its Keras path (a ``tf.Module``'s by its name)."""
+    out: dict[str, Any] = {}
+    weights = getattr(model, "weights", None)
+    if weights is None:  # a tf.Module: variables have no Keras path
+        weights = getattr(model, "variables", ())
+    for v in weights:
+        path = getattr(v, "path", None)
+        if not isinstance(path, str):
+            path = str(getattr(v, "name", "")).split(":", 1)[0]
+        if path:
+            out.setdefault(path, v)
+    return out
+
+
+def _is_trainable(var: Any) -> bool:
+    return bool(getattr(var, "trainable", True))
+
+
+def keras_state(
+    model: Any, params: dict[str, Any]
+) -> tuple[dict[str, np.ndarray], dict[str, bool]]:
+    """The arrays a package of ``model`` holds, by Keras path, and whether each is trainable:
+    ``params`` (the translation's, in the target's layout), then the model's variables the
+    trace never read (as Keras holds them)."""
+    from ..outputs import as_numpy
+
+    held = _variables(model)
+    arrays = {k: as_numpy(v) for k, v in params.items()}
+    trainable = {k: _is_trainable(held[k]) if k in held else True for k in arrays}
+    for path, var in held.items():
+        if path not in arrays:
+            arrays[path] = as_numpy(var)
+            trainable[path] = _is_trainable(var)
+    return arrays, trainable
+
+
+def state_keys(paths: list[str], reserved: frozenset[str]) -> dict[str, str]:
+    """Keras path -> ``state_dict`` key: ``/`` as ``.``, each part an identifier not in
+    ``reserved``; two paths that would meet get ``_1``, ``_2``..."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for path in paths:
+        parts = []
+        for part in path.split("/"):
+            p = sanitize(part, "v")
+            parts.append(f"{p}_" if p in reserved else p)
+        key, k = ".".join(parts), 0
+        while key in used or any(u.startswith(key + ".") for u in used):
+            k += 1
+            key = ".".join([*parts[:-1], f"{parts[-1]}_{k}"])
+        used.add(key)
+        out[path] = key
+    return out
+
+
+def _torch_reserved() -> frozenset[str]:
+    import torch
+
+    return frozenset(dir(torch.nn.Module)) | {"forward", "weights"}
+
+
+@dataclass
+class FlatSource:
+    """What :func:`render_flat` gives ``outputs.py``."""
+
+    root: str
+    """The root class (torch) or function (jax, numpy)."""
+    definitions: str
+    imports: tuple[str, ...]
+    constants: dict[str, Any] = field(default_factory=dict)
+    preamble: list[str] = field(default_factory=list)
+    """Module-level lines (the tables)."""
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    """The weights by ``state_dict`` key."""
+    exported: list[str] = field(default_factory=list)
+    usage: str = ""
+
+
+_TORCH_HELPERS = '''class Variables(torch.nn.Module):
+    """The variables of one Keras layer: parameters (trainable), buffers (the others)."""
+
+
+def make_variables(root, table):
+    """``root``'s variables by ``state_dict`` key, from ``table`` (key -> (shape, dtype,
+    trainable)), left uninitialised (the weights are loaded into them)."""
+    for key, (shape, dtype, trainable) in table.items():
+        *owners, name = key.split(".")
+        module = root
+        for part in owners:
+            if part not in module._modules:
+                module.add_module(part, Variables())
+            module = module._modules[part]
+        value = torch.empty(shape, dtype=getattr(torch, dtype))
+        if trainable:
+            module.register_parameter(name, torch.nn.Parameter(value))
+        else:
+            module.register_buffer(name, value)
+
+
+def load_weights(module, path=True):
+    """Load ``path``'s weights (by ``state_dict`` key; True: this package's) into
+    ``module``: every key must match."""
+    arrays = load_file(WEIGHTS if path is True else path)
+    module.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in arrays.items()})
+'''
+
+
+def render_flat(
+    graph: Graph,
+    keys: list[str],
+    model: Any,
+    target: str,
+    arrays: dict[str, np.ndarray],
+    trainable: dict[str, bool],
+) -> FlatSource:
+    """The root class (torch) or function (jax, numpy) of a Keras model's package.
+    ``graph``: the translation as ``outputs.standalone_graph`` gives it (its first
+    ``len(keys)`` inputs the weights, by Keras path ``keys``); ``arrays``/``trainable``:
+    every variable by Keras path (``keras_state``)."""
+    torch_target = target == "torch"
+    reserved = _torch_reserved() if torch_target else frozenset()
+    key_of = state_keys(list(arrays), reserved)
+    name = root_name(model)
+    fname = name if torch_target else snake_case(name)
+    base = "self" if torch_target else "params"
+    preset: dict[int, str] = {}
+    helpers: dict[str, str] = {}
+    ints = []
+    for k, path in enumerate(keys):
+        key = key_of[path]
+        if not torch_target and arrays[path].dtype.kind in "biu":
+            preset[graph.inputs[k].id] = f"BUFFERS[{key!r}]"
+            ints.append(key)
+            continue
+        parts = key.split(".")
+        preset[graph.inputs[k].id] = (
+            base + "".join(f".{p}" for p in parts)
+            if torch_target
+            else base + "".join(f"[{p!r}]" for p in parts)
+        )
+    args_tree, kw_tree = graph.in_tree.children
+    span = source_span(type(model))  # comments only for lines of the model's own class
+    sub = graph.replace(
+        nodes=tuple(own_source(n, span) for n in graph.nodes),
+        inputs=graph.inputs[len(keys) :],
+        in_tree=TreeDef("tuple", (TreeDef("tuple", args_tree.children[1:]), kw_tree)),
+        arg_names=graph.arg_names[1:],
+        input_names=graph.input_names[len(keys) :],
+    )
+    src: StandaloneSource = generate_standalone(
+        sub,
+        DEFAULT_ALLOWLIST,
+        name="forward" if torch_target else fname,
+        doc="" if torch_target else f"{name}, translated from tensorflow.",
+        leading=(base,),
+        preset=preset,
+    )
+    helpers.update(src.helpers)
+    paths_table = "".join(f"    {key_of[p]!r}: {p!r},\n" for p in arrays)
+    preamble = [f"KERAS_PATHS = {{  # state_dict key -> the Keras variable path\n{paths_table}}}"]
+    stored = {key_of[p]: a for p, a in arrays.items()}
+    out = FlatSource(fname, "", tuple(src.imports), dict(src.constants), preamble, stored)
+    body = [text for text in helpers.values()]
+    if torch_target:
+        table = "".join(
+            f"    {key_of[p]!r}: ({tuple(int(d) for d in a.shape)!r}, {str(a.dtype)!r}, "
+            f"{trainable.get(p, True) and a.dtype.kind in 'fc'}),\n"
+            for p, a in arrays.items()
+        )
+        preamble.append(f"VARIABLES = {{  # state_dict key -> (shape, dtype, trainable)\n{table}}}")
+        method = "\n".join(f"    {line}" if line else "" for line in src.function.splitlines())
+        body += [
+            _TORCH_HELPERS,
+            f"class {name}(torch.nn.Module):\n"
+            f'    """{name}, translated from tensorflow (Keras) to torch."""\n\n'
+            "    def __init__(self, weights=True):\n"
+            "        super().__init__()\n"
+            "        make_variables(self, VARIABLES)\n"
+            "        if weights:\n"
+            "            load_weights(self, weights)\n\n"
+            f"{method}\n",
+        ]
+        out.exported = [name, "load_weights"]
+        out.usage = "model = {name}(); y = model({call})"
+    else:
+        if ints:
+            make = "jnp.asarray" if target == "jax" else "np.asarray"
+            body.insert(
+                0,
+                "BUFFERS = {  # integer variables (no parameters): by state_dict key\n"
+                f"    k: {make}(v) for k, v in load_file(WEIGHTS).items() if k in {tuple(ints)!r}\n"
+                "}\n",
+            )
+        body.append(src.function)
+        out.exported = [fname, "forward", "load_params", "state_dict"]
+        out.usage = "params = load_params(); y = forward(params, {call})"
+    out.definitions = "\n\n".join(t.rstrip("\n") + "\n" for t in body)
+    return out

@@ -1,0 +1,240 @@
+"""A Keras model (or ``tf.Module``) written as a torch (or jax, numpy) package (issue 21):
+``transpile(model, source="tensorflow", target="torch", args=(x,), output_dir=tmp)``
+writes a package whose root is a ``torch.nn.Module`` with its weights named by the Keras
+variable paths (``conv1_conv/kernel`` -> ``conv1_conv.kernel``), run here in a child
+process where tensorflow, keras and ivytrace cannot be imported, at the traced batch and a
+new one, eagerly and under ``torch.compile`` (``jax.jit`` for jax), within 1e-4 of Keras."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+pytest.importorskip("torch")
+
+import ivytrace_transpile as it  # noqa: E402
+from ivytrace_transpile.outputs import render_package  # noqa: E402
+
+_RNG = np.random.default_rng(0)
+
+_CHILD = textwrap.dedent(
+    """
+    import importlib, importlib.abc, importlib.machinery, json, sys
+    import numpy as np
+
+    BLOCKED = ("tensorflow", "keras", "tf_keras", "ivytrace", "ivytrace_ir",
+               "ivytrace_compile", "ivytrace_intercept", "ivytrace_passes",
+               "ivytrace_transpile")
+
+    class Block(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        # importing a blocked module raises ImportError; its spec has no origin, so code
+        # that only asks whether it is installed (torch._dynamo's skip list) goes on
+
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in BLOCKED:
+                return importlib.machinery.ModuleSpec(name, self)
+            return None
+
+        def create_module(self, spec):
+            raise ImportError(f"{spec.name} is blocked in this process")
+
+        def exec_module(self, module):
+            raise ImportError(f"{module.__name__} is blocked in this process")
+
+    sys.meta_path.insert(0, Block())
+    out_dir, name, target, backend = sys.argv[1:5]
+    sys.path.insert(0, out_dir)
+    pkg = importlib.import_module(name)
+    data = np.load(f"{out_dir}/inputs.npz")
+    report = {"errors": {}, "compiled": {}}
+
+    def leaves(y):
+        if isinstance(y, dict):
+            return [v for k in sorted(y) for v in leaves(y[k])]
+        if isinstance(y, (list, tuple)):
+            return [v for x in y for v in leaves(x)]
+        return [np.asarray(y.detach() if hasattr(y, "detach") else y, np.float64)]
+
+    def err(got, key):
+        want = [data[k] for k in sorted(data.files) if k.startswith(key + ".out")]
+        got = leaves(got)
+        assert len(got) == len(want), (len(got), len(want))
+        return max(float(np.max(np.abs(g - w))) for g, w in zip(got, want))
+
+    keys = sorted({k.split(".")[0] for k in data.files})
+    if target == "torch":
+        import torch
+
+        root = getattr(pkg, [n for n in pkg.__all__ if n != "load_weights"][0])
+        model = root().eval()
+        report["parameters"] = sorted(k for k, _ in model.named_parameters())
+        report["state_dict"] = sorted(model.state_dict())
+        model.load_state_dict(model.state_dict())  # state_dict ready
+        compiled = torch.compile(model, backend=backend) if backend != "none" else None
+        with torch.no_grad():
+            for key in keys:
+                x = torch.from_numpy(data[key + ".in"])
+                report["errors"][key] = err(model(x), key)
+                if compiled is not None:
+                    report["compiled"][key] = err(compiled(x), key)
+    else:
+        params = pkg.load_params()
+        for key in keys:
+            x = data[key + ".in"]
+            report["errors"][key] = err(pkg.forward(params, x), key)
+        if target == "jax" and backend != "none":
+            import jax
+
+            jitted = jax.jit(pkg.forward)
+            for key in keys:
+                report["compiled"][key] = err(jitted(params, data[key + ".in"]), key)
+    report["loaded"] = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
+    print(json.dumps(report))
+    """
+)
+
+
+def run_package(out, name: str, target: str, cases: dict, backend: str = "aot_eager") -> dict:
+    """Run package ``name`` under ``out`` in a child process that cannot import tensorflow,
+    keras or ivytrace on each case's input (``cases``: key -> (input, [Keras outputs]))."""
+    arrays = {}
+    for key, (x, outs) in cases.items():
+        arrays[f"{key}.in"] = x
+        for i, y in enumerate(outs):
+            arrays[f"{key}.out{i:03d}"] = np.asarray(y, np.float64)
+    np.savez(out / "inputs.npz", **arrays)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(out), name, target, backend],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env={**os.environ, "PYTHONPATH": ""},
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["loaded"] == []
+    return report
+
+
+def _outs(y) -> list[np.ndarray]:
+    if isinstance(y, dict):
+        return [v for k in sorted(y) for v in _outs(y[k])]
+    if isinstance(y, list | tuple):
+        return [v for x in y for v in _outs(x)]
+    return [np.asarray(y)]
+
+
+def _small_cnn():
+    inp = keras.Input((12, 12, 3))
+    h = keras.layers.Conv2D(6, 3, padding="same", name="c1")(inp)
+    h = keras.layers.BatchNormalization(name="bn")(h)
+    h = keras.layers.ReLU(max_value=6.0)(h)
+    h = keras.layers.DepthwiseConv2D(3, strides=2, padding="same", name="dw")(h)
+    h = keras.layers.Conv2D(8, 1, activation="swish", name="pw")(h)
+    h = keras.layers.LayerNormalization(name="ln")(h)
+    h = keras.layers.GlobalAveragePooling2D()(h)
+    out = keras.layers.Dense(3, name="fc")(h)
+    return keras.Model(inp, out, name="small_cnn")
+
+
+def _cases(model, shape, batches=(2, 5), scale=1.0):
+    out = {}
+    for b in batches:
+        x = (_RNG.standard_normal((b, *shape)) * scale).astype(np.float32)
+        y = model(x, training=False) if isinstance(model, keras.layers.Layer) else model(x)
+        out[f"b{b}"] = (x, _outs(y))
+    return out
+
+
+@pytest.mark.parametrize("target", ["torch", "jax", "numpy"])
+def test_a_keras_model_package_runs_without_tensorflow(tmp_path, target: str) -> None:
+    model = _small_cnn()
+    x = _RNG.standard_normal((2, 12, 12, 3)).astype(np.float32)
+    tc = it.transpile(
+        model, source="tensorflow", target=target, args=(tf.constant(x),), output_dir=tmp_path
+    )
+    pkg = tmp_path / f"small_cnn_{target}"
+    text = (pkg / "model.py").read_text()
+    assert "import tensorflow" not in text and "import keras" not in text
+    assert "ivytrace" not in text
+    report = run_package(tmp_path, pkg.name, target, _cases(model, (12, 12, 3)), "none")
+    assert max(report["errors"].values()) < 1e-4, report["errors"]
+    if target == "torch":
+        keys = {w.path.replace("/", ".") for w in model.weights}
+        assert set(report["state_dict"]) == keys  # every variable, by its Keras path
+        trainable = {w.path.replace("/", ".") for w in model.trainable_weights}
+        assert set(report["parameters"]) == trainable  # moving statistics are buffers
+    again = render_package(tc)  # the files depend only on the translation
+    assert again.text["model.py"] == text
+
+
+def test_a_keras_package_under_torch_compile(tmp_path) -> None:
+    """``torch.compile`` of the written module (``aot_eager``: no C compiler needed)."""
+    model = _small_cnn()
+    x = _RNG.standard_normal((2, 12, 12, 3)).astype(np.float32)
+    it.transpile(model, target="torch", args=(tf.constant(x),), output_dir=tmp_path)
+    report = run_package(tmp_path, "small_cnn_torch", "torch", _cases(model, (12, 12, 3)))
+    assert max(report["compiled"].values()) < 1e-4, report["compiled"]
+
+
+class _TfMlp(tf.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = tf.Variable(_RNG.standard_normal((4, 3)).astype(np.float32), name="w")
+        self.b = tf.Variable(np.full(3, 0.1, np.float32), name="b", trainable=False)
+
+    def __call__(self, x):
+        return tf.nn.relu(tf.matmul(x, self.w) + self.b)
+
+
+def test_a_tf_module_package(tmp_path) -> None:
+    """A ``tf.Module``'s variables are named by attribute (they have no Keras path)."""
+    module = _TfMlp()
+    x = _RNG.standard_normal((2, 4)).astype(np.float32)
+    it.transpile(module, target="torch", args=(tf.constant(x),), output_dir=tmp_path)
+    (pkg,) = (p.name for p in tmp_path.iterdir() if p.name.endswith("_torch"))
+    report = run_package(tmp_path, pkg, "torch", _cases(module, (4,)), "none")
+    assert max(report["errors"].values()) < 1e-5
+    assert report["state_dict"] == ["b", "w"] and report["parameters"] == ["w"]
+
+
+def test_a_keras_package_for_tensorflow_is_refused(tmp_path) -> None:
+    with pytest.raises(NotImplementedError, match="tensorflow package of a Keras model"):
+        it.transpile(_small_cnn(), target="tensorflow", output_dir=tmp_path)
+
+
+_MODELS = ["MobileNetV2", "ResNet50", "EfficientNetB0", "ConvNeXtTiny"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["torch", "jax"])
+@pytest.mark.parametrize("name", _MODELS)
+def test_keras_applications_packages(tmp_path, name: str, target: str) -> None:
+    """keras.applications with random weights (``weights=None``, logits), 32x32, traced at
+    batch 2, run as a package without tensorflow at batch 2 and 5, eagerly and compiled
+    (``torch.compile(backend="aot_eager")``, ``jax.jit``)."""
+    app = getattr(keras.applications, name)
+    model = app(weights=None, input_shape=(32, 32, 3), classifier_activation=None)
+    x = (_RNG.random((2, 32, 32, 3)) * 255.0).astype(np.float32)
+    it.transpile(model, target=target, args=(tf.constant(x),), retrace=False, output_dir=tmp_path)
+    cases = {}
+    for b in (2, 5):
+        xb = (_RNG.random((b, 32, 32, 3)) * 255.0).astype(np.float32)
+        cases[f"b{b}"] = (xb, _outs(model(xb, training=False)))
+    pkg = next(p.name for p in tmp_path.iterdir() if p.name.endswith(f"_{target}"))
+    report = run_package(tmp_path, pkg, target, cases)
+    scale = max(1.0, max(float(np.max(np.abs(y[0]))) for _, y in cases.values()))
+    assert max(report["errors"].values()) < 1e-4 * scale, report["errors"]
+    assert max(report["compiled"].values()) < 1e-4 * scale, report["compiled"]
+    if target == "torch":
+        assert set(report["state_dict"]) == {w.path.replace("/", ".") for w in model.weights}
