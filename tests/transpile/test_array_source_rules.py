@@ -17,7 +17,7 @@ def _np(x):
     if isinstance(x, list | tuple):
         return [_np(v) for v in x]
     if hasattr(x, "detach"):
-        return x.detach().numpy()
+        return x.detach().resolve_conj().numpy()
     return np.asarray(x)
 
 
@@ -180,3 +180,155 @@ def test_fft_and_tile_translate_at_the_traced_and_a_new_shape(source, target):
         for g, w in zip(got, want, strict=True):
             assert g.dtype == w.dtype
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+def selections(xp, x):
+    """Boolean masks (whole, on some axes, after an int), ints beside index arrays (numpy
+    places them together: ``x[0, :, idx]`` is ``(len(idx), n)``), and the data-dependent
+    ``argwhere`` / ``nonzero`` / ``flatnonzero``."""
+    m = x > 0
+    rows = x[0, :, 0] > -0.5
+    return (
+        x[m],
+        x[:, rows],
+        x[1, rows],
+        x[0, :, xp.asarray([1, 0, -1])],
+        x[xp.asarray([0, 1]), :, xp.asarray([2, 0])],
+        x[..., [True, False, True, True]],
+        x[:, xp.asarray([2, 0]), :, None][..., 0],
+        xp.argwhere(m),
+        xp.nonzero(x[0] > 0.5)[1],
+        xp.flatnonzero(x[1] < 0),
+    )
+
+
+@pytest.mark.parametrize("target", ["torch", "tensorflow"])
+@pytest.mark.parametrize("source", ["numpy", "jax"])
+def test_masks_and_nonzero_translate_with_data_dependent_sizes(source, target):
+    xp, conv = (np, np.asarray) if source == "numpy" else (jnp, jnp.asarray)
+    x = _RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    x_new = _RNG.standard_normal((3, 3, 4)).astype(np.float32)
+    tn = it.transpile(lambda a: selections(xp, a), target=target, args=(conv(x),))
+    tgt = it.get_target(target)
+    for a in (x, x_new):
+        got, want = _np(tn(to_target(a, tgt))), _np(selections(xp, conv(a)))
+        for g, w in zip(got, want, strict=True):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def puts(x, i, v):
+    """jax's functional write at flat positions: negatives from the end, past the end
+    clipped (its default), ``wrap`` and ``clip``, ``v`` repeated to the indices' length;
+    and ``item``."""
+    return (
+        jnp.put(x, i, v, inplace=False),
+        jnp.put(x, i, v[:2], inplace=False, mode="wrap"),
+        jnp.put(x, i, v, inplace=False, mode="clip"),
+        x[0, 0].item() + x.item(3),
+    )
+
+
+@pytest.mark.parametrize("target", ["torch", "tensorflow"])
+def test_jax_put_and_item_translate(target):
+    v = _RNG.standard_normal(5).astype(np.float32)
+    cases = [
+        (X, np.array([0, -1, 13, -20, 5], np.int32)),
+        (X_NEW, np.array([1, 2, -3, 30, 4], np.int32)),
+    ]
+    tn = it.transpile(puts, target=target, args=tuple(map(jnp.asarray, (*cases[0], v))))
+    tgt = it.get_target(target)
+    for x, i in cases:
+        got = _np(tn(*(to_target(a, tgt) for a in (x, i, v))))
+        want = _np(puts(*map(jnp.asarray, (x, i, v))))
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def spectral(xp, x, c):
+    """eig and eigvals of jax (complex, LAPACK's geev order), pinv (its defaults, an explicit
+    tolerance, hermitian: eigh's vectors, whose signs cancel out), hfft and ihfft."""
+    sym = x @ x.T + x.shape[0] * xp.eye(x.shape[0], dtype=xp.float32)
+    i = xp.arange(x.shape[0])
+    lopsided = sym + (i[:, None] < i[None, :]) * 3.0
+    return (
+        xp.linalg.eigvalsh(lopsided, UPLO="U"),
+        # numpy's own LAPACK may order a general matrix's eigenvalues otherwise than
+        # torch's (validation then refuses): jax's geev orders them as torch's
+        *((xp.linalg.eig(c)[0], xp.linalg.eigvals(c)) if xp is jnp else ()),
+        xp.linalg.pinv(x),
+        xp.linalg.pinv(x, 0.3),
+        xp.linalg.pinv(lopsided, hermitian=True),
+        xp.fft.hfft(c[:, : x.shape[1]], 6, 1),
+        xp.fft.ihfft(x, None, 0, "ortho"),
+    )
+
+
+@pytest.mark.parametrize("source", ["numpy", "jax"])
+def test_eigh_eig_pinv_and_hermitian_ffts_translate_to_torch(source):
+    xp, conv = (np, np.asarray) if source == "numpy" else (jnp, jnp.asarray)
+    rng = np.random.default_rng(2)
+
+    def case(n, k):
+        x = rng.standard_normal((n, k)).astype(np.float32)
+        c = (rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))).astype(np.complex64)
+        return x, c
+
+    first = case(4, 3)
+    tn = it.transpile(lambda a, b: spectral(xp, a, b), target="torch", args=tuple(map(conv, first)))
+    tgt = it.get_target("torch")
+    for args in (first, case(5, 4)):
+        got = _np(tn(*(to_target(a, tgt) for a in args)))
+        want = _np(spectral(xp, *map(conv, args)))
+        for g, w in zip(got, want, strict=True):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3)
+
+
+def test_numpy_eig_with_real_eigenvalues_is_refused():
+    def fn(x):
+        return np.linalg.eigvals(x @ x.T)  # symmetric: numpy answers a real array
+
+    with pytest.raises(TranspileError, match=r"numpy\.linalg\.eigvals .*real eigenvalues"):
+        it.transpile(fn, target="torch", args=(X,))
+
+
+def eighs(xp, d, noise):
+    """eigh of diagonal matrices (eigenvectors every LAPACK gives alike: the unit vectors)
+    with noise in the triangle that is not read: numpy's ``UPLO``, jax's with
+    ``symmetrize_input=False`` (jax's default reads the mean of both)."""
+    n = d.shape[0]
+    diag = xp.eye(n, dtype=xp.float32) * d
+    i = xp.arange(n)
+    upper, lower = (i[:, None] < i[None, :]) * noise, (i[:, None] > i[None, :]) * noise
+    kw = {"symmetrize_input": False} if xp is jnp else {}
+    w, v = xp.linalg.eigh(diag + upper, **kw)
+    wu, vu = xp.linalg.eigh(diag + lower, UPLO="U", **kw)
+    return w, v, wu, vu, xp.linalg.eigh(diag)[1]
+
+
+@pytest.mark.parametrize("source", ["numpy", "jax"])
+def test_eigh_reads_the_triangle_numpy_and_jax_read(source):
+    xp, conv = (np, np.asarray) if source == "numpy" else (jnp, jnp.asarray)
+    rng = np.random.default_rng(3)
+
+    def case(n):
+        d = rng.permutation(n).astype(np.float32) * 2.0 - 1.0
+        return d, rng.standard_normal((n, n)).astype(np.float32)
+
+    first = case(4)
+    tn = it.transpile(lambda a, b: eighs(xp, a, b), target="torch", args=tuple(map(conv, first)))
+    tgt = it.get_target("torch")
+    for args in (first, case(6)):
+        got = _np(tn(*(to_target(a, tgt) for a in args)))
+        want = _np(eighs(xp, *map(conv, args)))
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_a_fixed_size_nonzero_is_refused_naming_the_op():
+    def fn(x):
+        return jnp.nonzero(x > 0, size=3)[0]
+
+    with pytest.raises(TranspileError, match=r"jax\.numpy\.nonzero with size="):
+        it.transpile(fn, target="torch", args=(jnp.asarray(X),))

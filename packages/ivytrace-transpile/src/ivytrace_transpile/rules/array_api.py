@@ -75,15 +75,31 @@ def _canonical(cx: RuleContext, dtype: Any) -> str:
     return cx.target.canonical_dtype(str(np.dtype(dtype)))
 
 
+def _result_type(cx: RuleContext, items: list[Any]) -> str:
+    """The source framework's result type of ``items`` (dtypes, and Python numbers taken
+    weakly): numpy's for numpy code, jax's for jax code. They differ where a Python float
+    meets a bool or integer array: numpy 2 answers float64, jax its default float
+    (float32 without x64: ``jnp.arange(3) * 0.5`` is float32)."""
+    if cx.node.op.startswith("jax."):
+        import warnings
+
+        import jax.numpy as jnp  # the source is jax code: jax is imported already
+
+        with warnings.catch_warnings():  # float64 dtypes truncated without x64: said there
+            warnings.simplefilter("ignore")
+            return _canonical(cx, jnp.result_type(*items))
+    return _canonical(cx, np.result_type(*items))
+
+
 def _common(cx: RuleContext) -> str:
-    """numpy's result type of the node's source arguments: arrays by dtype, Python numbers
-    weakly (NEP 50: ``float32 + 1.0`` is float32), as numpy 2 and jax both promote."""
+    """The result type of the node's source arguments: arrays by dtype, Python numbers
+    weakly (NEP 50: ``float32 + 1.0`` is float32), as numpy 2 or jax promotes them."""
     items = [
         a.dtype if framework_of(a) is not None else a
         for a in cx.ref_args
         if framework_of(a) is not None or isinstance(a, bool | int | float)
     ]
-    return _canonical(cx, np.result_type(*items))
+    return _result_type(cx, items)
 
 
 def as_dtype(cx: RuleContext, x: Any, dtype: str) -> Any:
@@ -132,10 +148,7 @@ def _where(cx: RuleContext, cond: Any, *xy: Any) -> Any:
     if len(xy) != 2:
         raise NotImplementedError("where with one argument (nonzero)")
     cond = as_dtype(cx, cond, "bool")
-    dt = _canonical(
-        cx,
-        np.result_type(*[a.dtype if framework_of(a) is not None else a for a in cx.ref_args[1:]]),
-    )
+    dt = _result_type(cx, [a.dtype if framework_of(a) is not None else a for a in cx.ref_args[1:]])
     return cx.target.where(cond, as_dtype(cx, xy[0], dt), as_dtype(cx, xy[1], dt))
 
 
@@ -309,9 +322,18 @@ def _getitem(cx: RuleContext, x: Any, key: Any) -> Any:
         return t.getitem(x, key)
     ax = found[0]
     index = cx.ref_args[1] if not isinstance(key, tuple) else cx.ref_args[1][ax]
-    plain = all(k == slice(None) for k in keys[:ax]) and len(found) == 1
+    # ``x[:, idx, 1:]``: one integer array after full slices, only slices, None and Ellipsis
+    # after it (an int there is an index array to numpy, placed with ``idx``)
+    plain = (
+        all(k == slice(None) for k in keys[:ax])
+        and len(found) == 1
+        and all(k is None or k is Ellipsis or isinstance(k, slice) for k in keys[ax + 1 :])
+    )
     if not plain or np.asarray(index).dtype.kind not in "iu":
-        raise NotImplementedError("indexing with a boolean mask or with several arrays")
+        # masks, several arrays, ints among them: numpy's full rule (array_api_indexing)
+        from .array_api_indexing import array_index
+
+        return array_index(cx, x, key)
     # ``x[:, idx]``: numpy's take along that axis, negatives from the end, then the rest
     idx = as_dtype(cx, keys[ax], "int64")
     n = t.shape(x)[ax]

@@ -2,8 +2,9 @@
 ``zeros``/``ones`` and their ``_like``, ``arange``, ``eye``), shapes (``broadcast_to``, ``pad``,
 ``split``, ``flip``, ``roll``, ``repeat``), indexing by arrays (``take``,
 ``take_along_axis``), scans (``cumsum``, ``cumprod``), ``any``/``all``, sorting (``sort``,
-``argsort``), ``remainder`` (``%``) and ``linalg`` (inv, det, slogdet, cholesky, solve,
-svd, qr).
+``argsort``), ``remainder`` (``%``), ``linalg`` (inv, det, slogdet, cholesky, solve,
+svd, qr, eigh, eigvalsh, eig, eigvals, pinv) and ``fft`` (with ``hfft``/``ihfft``); indexing
+with masks, ``nonzero``, ``put`` and ``item`` are in ``array_api_indexing``.
 
 Each is written once against :class:`~ivytrace_transpile.targets.Target`, calling the
 primitive the torch rule of the same op calls, and registered under the numpy and the jax
@@ -16,7 +17,10 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from ._common import broadcast_sizes, is_array
+import numpy as np
+
+from . import array_api_indexing as _array_api_indexing  # noqa: F401  (registers its rules)
+from ._common import broadcast_sizes, is_array, size_max
 from .array_api import add_rules, as_dtype, numpy_and_jax, refuse_ufunc_options
 
 if TYPE_CHECKING:  # annotations only
@@ -467,15 +471,16 @@ _PAIRED = {"complex128": "float64", "complex64": "float32", "float64": "complex1
 def _fft(kind: str) -> Any:
     def r(cx: RuleContext, x: Any, *args: Any, **kw: Any) -> Any:
         out = cx.out_dtype()
-        real_in = kind.startswith("rfft")  # real in, complex out; irfft*: complex in
-        dt = _PAIRED[out] if real_in or kind.startswith("irfft") else out
+        # rfft*, ihfft: real in, complex out; irfft*, hfft: complex in, real out
+        real_in = kind.startswith(("rfft", "ihfft"))
+        dt = _PAIRED[out] if real_in or kind.startswith(("irfft", "hfft")) else out
         return cx.target.fft(kind, as_dtype(cx, x, dt), *args, **kw)
 
     return r
 
 
 for _k in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
-           "rfftn", "irfftn"):  # fmt: skip
+           "rfftn", "irfftn", "hfft", "ihfft"):  # fmt: skip
     add_rules(numpy_and_jax(f"{{ns}}.fft.{_k}"), _fft(_k))
 
 
@@ -487,18 +492,104 @@ def _fftshift(cx: RuleContext, x: Any, axes: Any = None) -> Any:
 add_rules(numpy_and_jax("{ns}.fft.fftshift", "{ns}.fft.ifftshift"), _fftshift)
 
 
-def _eigvalsh(cx: RuleContext, x: Any, UPLO: Any = None, **kw: Any) -> Any:
-    """numpy reads one triangle (``UPLO``, lower by default); jax by default the mean of
-    ``x`` and its transpose (``symmetrize_input``)."""
+def _symmetric(cx: RuleContext, x: Any, UPLO: Any, kw: dict[str, Any]) -> Any:
+    """The symmetric matrix numpy's or jax's ``eigh`` family decomposes: numpy reads one
+    triangle (``UPLO``, lower by default); jax by default the mean of ``x`` and its
+    transpose (``symmetrize_input``), else the triangle ``UPLO`` names as numpy."""
     t = cx.target
-    x = _floats(cx, x)
+    if cx.dtype_of(x).startswith("complex"):
+        raise NotImplementedError(f"{cx.node.op} of a complex (Hermitian) matrix")
     if cx.node.op.startswith("jax.") and kw.get("symmetrize_input", True):
-        return t.linalg("eigvalsh", (x + _mT(cx, x)) * 0.5)
+        return (x + _mT(cx, x)) * 0.5
     n = t.shape(x)[-1]
     rows = t.expand_dims(t.arange(0, n, 1, "int64"), 1)
     cols = t.expand_dims(t.arange(0, n, 1, "int64"), 0)
     keep = t.ew("greater_equal" if UPLO in (None, "L") else "less_equal", rows, cols)
-    return t.linalg("eigvalsh", t.where(keep, x, _mT(cx, x)))
+    return t.where(keep, x, _mT(cx, x))
+
+
+def _eigvalsh(cx: RuleContext, x: Any, UPLO: Any = None, **kw: Any) -> Any:
+    return cx.target.linalg("eigvalsh", _symmetric(cx, _floats(cx, x), UPLO, kw))
+
+
+def _eigh(cx: RuleContext, x: Any, UPLO: Any = None, **kw: Any) -> Any:
+    """``(eigenvalues, eigenvectors)`` of the symmetric matrix ``_symmetric`` reads (LAPACK's
+    syevd on torch, numpy and jax alike: the same order and signs)."""
+    w, v = cx.target.linalg("eigh", _symmetric(cx, _floats(cx, x), UPLO, kw))
+    return w, v
 
 
 add_rules(numpy_and_jax("{ns}.linalg.eigvalsh"), _eigvalsh)
+add_rules(numpy_and_jax("{ns}.linalg.eigh"), _eigh)
+
+
+def _eig(cx: RuleContext, x: Any, *a: Any, **kw: Any) -> Any:
+    """``eig`` / ``eigvals`` of a general matrix: complex eigenvalues (and unit eigenvectors)
+    by LAPACK's geev, as torch computes them (the target's ``eig``; tensorflow has none,
+    its solver orders them otherwise). numpy answers a real array when every eigenvalue is
+    real, a dtype that depends on the values: refused then."""
+    if a or kw:
+        raise NotImplementedError(f"{cx.node.op} with options")
+    out = cx.out_dtype()
+    if not out.startswith("complex"):
+        raise NotImplementedError(
+            f"{cx.node.op} with real eigenvalues (numpy's result dtype depends on the values)"
+        )
+    t = cx.target
+    if not cx.dtype_of(x).startswith("complex"):
+        x = as_dtype(cx, x, _PAIRED[out])
+    if cx.node.op.endswith("eigvals"):
+        return as_dtype(cx, t.linalg("eigvals", x), out)
+    w, v = t.linalg("eig", x)
+    return as_dtype(cx, w, out), as_dtype(cx, v, cx.out_dtype(1))
+
+
+add_rules(numpy_and_jax("{ns}.linalg.eig", "{ns}.linalg.eigvals"), _eig)
+
+
+def _pinv(cx: RuleContext, x: Any, rtol: Any = None, hermitian: bool = False, **kw: Any) -> Any:
+    """The pseudo-inverse ``V diag(1/s) U^T`` over the singular values above ``rtol * s_max``
+    (eigenvalues of the symmetric matrix with ``hermitian``), as numpy and jax compute it.
+    Their defaults differ: jax ``rtol = 10 * max(m, n) * eps``; numpy ``rcond = 1e-15``
+    (its second argument), ``max(m, n) * eps`` when ``rtol=None`` is given. The matrix gets
+    one zero row and column more (a zero singular value, never kept), so that an empty
+    matrix needs no branch; that border is cut off the result."""
+    t = cx.target
+    dt = cx.out_dtype()
+    if dt.startswith("complex"):
+        raise NotImplementedError(f"{cx.node.op} of a complex matrix")
+    jax = cx.node.op.startswith("jax.")
+    if jax and kw.get("rcond") is not None:
+        raise NotImplementedError("jax.numpy.linalg.pinv with rcond= (deprecated)")
+    shape = list(t.shape(x))
+    rank = len(shape)
+    eps = float(np.finfo(dt).eps)
+    if not jax and "rtol" in kw:
+        if rtol is not None:
+            raise ValueError("`rtol` and `rcond` can't be both set.")
+        rtol = kw["rtol"]
+        if rtol is None:
+            rtol = size_max(*shape[-2:]) * eps  # the tracked size first (not baked)
+    elif rtol is None:
+        rtol = size_max(*shape[-2:]) * (10 * eps) if jax else 1e-15
+    if is_array(rtol):
+        raise NotImplementedError(f"{cx.node.op} with a tolerance per matrix (an array)")
+    x = _floats(cx, x)
+    xb = t.pad(x, [(0, 0)] * (rank - 2) + [(0, 1), (0, 1)])
+    one, zero = t.asarray(1, dt), t.asarray(0, dt)
+    if hermitian:
+        xb = _symmetric(cx, xb, "L", {})
+        w, v = t.linalg("eigh", xb)
+        s = t.ew("abs", w)
+        keep = t.ew("greater", s, t.reduce("max", s, -1, True) * t.asarray(rtol, dt))
+        inv = t.where(keep, one / t.where(keep, w, one), zero)
+        y = t.matmul(v * t.expand_dims(inv, -2), _mT(cx, v))
+    else:
+        u, s, vh = t.svd(xb, full_matrices=False)
+        keep = t.ew("greater", s, t.reduce("max", s, -1, True) * t.asarray(rtol, dt))
+        inv = t.where(keep, one / t.where(keep, s, one), zero)
+        y = t.matmul(_mT(cx, vh) * t.expand_dims(inv, -2), _mT(cx, u))
+    return t.getitem(y, (Ellipsis, slice(0, shape[-1]), slice(0, shape[-2])))
+
+
+add_rules(numpy_and_jax("{ns}.linalg.pinv"), _pinv)
