@@ -233,7 +233,9 @@ def test_keras_applications_packages(tmp_path, name: str, target: str) -> None:
         cases[f"b{b}"] = (xb, _outs(model(xb, training=False)))
     pkg = next(p.name for p in tmp_path.iterdir() if p.name.endswith(f"_{target}"))
     report = run_package(tmp_path, pkg, target, cases)
-    scale = max(1.0, max(float(np.max(np.abs(y[0]))) for _, y in cases.values()))
+    # random-weight logits can be tiny (MobileNetV2's are ~1e-10): the error is judged
+    # against them too, as test_keras_source's translations are
+    scale = min(1.0, max(float(np.max(np.abs(y[0]))) for _, y in cases.values()))
     assert max(report["errors"].values()) < 1e-4 * scale, report["errors"]
     assert max(report["compiled"].values()) < 1e-4 * scale, report["compiled"]
     if target == "torch":

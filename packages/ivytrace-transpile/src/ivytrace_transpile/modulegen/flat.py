@@ -34,7 +34,7 @@ import numpy as np
 
 from ivytrace_compile import sanitize
 from ivytrace_compile.standalone import StandaloneSource, generate_standalone
-from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef
+from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef, to_numpy
 
 from .naming import snake_case
 from .writer import own_source, source_span
@@ -64,7 +64,9 @@ def root_name(model: Any) -> str:
         getattr(model, "name", None), str
     ):
         parts = [p for p in snake_case(model.name).split("_") if p]
-        name = "".join(p[:1].upper() + p[1:] for p in parts)
+        # a part that starts with a digit keeps its underscore: mobilenetv2_1.00_32 ->
+        # Mobilenetv2_1_00_32 (not Mobilenetv210032)
+        name = "".join(("_" + p if p[:1].isdigit() else p[:1].upper() + p[1:]) for p in parts)
         if name.isidentifier():
             return name
     return cls
@@ -85,6 +87,12 @@ def _variables(model: Any) -> dict[str, Any]:
     return out
 
 
+def as_numpy(x: Any) -> np.ndarray:
+    """A variable's or array's values as a contiguous numpy array of its own shape."""
+    arr = np.asarray(to_numpy(x) if hasattr(x, "shape") else x)
+    return np.ascontiguousarray(arr).reshape(arr.shape)
+
+
 def _is_trainable(var: Any) -> bool:
     return bool(getattr(var, "trainable", True))
 
@@ -95,8 +103,6 @@ def keras_state(
     """The arrays a package of ``model`` holds, by Keras path, and whether each is trainable:
     ``params`` (the translation's, in the target's layout), then the model's variables the
     trace never read (as Keras holds them)."""
-    from ..outputs import as_numpy
-
     held = _variables(model)
     arrays = {k: as_numpy(v) for k, v in params.items()}
     trainable = {k: _is_trainable(held[k]) if k in held else True for k in arrays}
@@ -178,6 +184,53 @@ def load_weights(module, path=True):
 '''
 
 
+_MODULE_NAMES = frozenset({
+    "Variables", "make_variables", "load_weights", "load_params", "state_dict", "forward",
+    "KERAS_PATHS", "VARIABLES", "BUFFERS", "WEIGHTS", "CONSTANTS", "HERE", "pathlib",
+    "load_file", "torch", "F", "jax", "jnp", "lax", "np", "math", "builtins",
+})  # fmt: skip
+"""Module-level names of a written package the root's name must not take."""
+
+
+def _presets(
+    graph: Graph,
+    keys: list[str],
+    key_of: dict[str, str],
+    arrays: dict[str, np.ndarray],
+    torch_target: bool,
+) -> tuple[dict[int, str], list[str]]:
+    """The text reading each weight input of ``graph`` (``self.conv1_conv.kernel``,
+    ``params["conv1_conv"]["kernel"]``; jax/numpy integer variables from ``BUFFERS``, so
+    ``jax.grad`` takes ``params`` whole), and the keys of those integer variables."""
+    preset: dict[int, str] = {}
+    ints: list[str] = []
+    for k, path in enumerate(keys):
+        key = key_of[path]
+        vid = graph.inputs[k].id
+        if not torch_target and arrays[path].dtype.kind in "biu":
+            preset[vid] = f"BUFFERS[{key!r}]"
+            ints.append(key)
+        elif torch_target:
+            preset[vid] = "self" + "".join(f".{p}" for p in key.split("."))
+        else:
+            preset[vid] = "params" + "".join(f"[{p!r}]" for p in key.split("."))
+    return preset, ints
+
+
+def _torch_root(name: str, function: str) -> str:
+    method = "\n".join(f"    {line}" if line else "" for line in function.splitlines())
+    return (
+        f"class {name}(torch.nn.Module):\n"
+        f'    """{name}, translated from tensorflow (Keras) to torch."""\n\n'
+        "    def __init__(self, weights=True):\n"
+        "        super().__init__()\n"
+        "        make_variables(self, VARIABLES)\n"
+        "        if weights:\n"
+        "            load_weights(self, weights)\n\n"
+        f"{method}\n"
+    )
+
+
 def render_flat(
     graph: Graph,
     keys: list[str],
@@ -191,26 +244,12 @@ def render_flat(
     ``len(keys)`` inputs the weights, by Keras path ``keys``); ``arrays``/``trainable``:
     every variable by Keras path (``keras_state``)."""
     torch_target = target == "torch"
-    reserved = _torch_reserved() if torch_target else frozenset()
-    key_of = state_keys(list(arrays), reserved)
+    key_of = state_keys(list(arrays), _torch_reserved() if torch_target else frozenset())
     name = root_name(model)
     fname = name if torch_target else snake_case(name)
-    base = "self" if torch_target else "params"
-    preset: dict[int, str] = {}
-    helpers: dict[str, str] = {}
-    ints = []
-    for k, path in enumerate(keys):
-        key = key_of[path]
-        if not torch_target and arrays[path].dtype.kind in "biu":
-            preset[graph.inputs[k].id] = f"BUFFERS[{key!r}]"
-            ints.append(key)
-            continue
-        parts = key.split(".")
-        preset[graph.inputs[k].id] = (
-            base + "".join(f".{p}" for p in parts)
-            if torch_target
-            else base + "".join(f"[{p!r}]" for p in parts)
-        )
+    if fname in _MODULE_NAMES:
+        name, fname = f"{name}Model", f"{fname}_model"
+    preset, ints = _presets(graph, keys, key_of, arrays, torch_target)
     args_tree, kw_tree = graph.in_tree.children
     span = source_span(type(model))  # comments only for lines of the model's own class
     sub = graph.replace(
@@ -225,15 +264,14 @@ def render_flat(
         DEFAULT_ALLOWLIST,
         name="forward" if torch_target else fname,
         doc="" if torch_target else f"{name}, translated from tensorflow.",
-        leading=(base,),
+        leading=("self" if torch_target else "params",),
         preset=preset,
     )
-    helpers.update(src.helpers)
     paths_table = "".join(f"    {key_of[p]!r}: {p!r},\n" for p in arrays)
     preamble = [f"KERAS_PATHS = {{  # state_dict key -> the Keras variable path\n{paths_table}}}"]
     stored = {key_of[p]: a for p, a in arrays.items()}
     out = FlatSource(fname, "", tuple(src.imports), dict(src.constants), preamble, stored)
-    body = [text for text in helpers.values()]
+    body = list(src.helpers.values())
     if torch_target:
         table = "".join(
             f"    {key_of[p]!r}: ({tuple(int(d) for d in a.shape)!r}, {str(a.dtype)!r}, "
@@ -241,18 +279,7 @@ def render_flat(
             for p, a in arrays.items()
         )
         preamble.append(f"VARIABLES = {{  # state_dict key -> (shape, dtype, trainable)\n{table}}}")
-        method = "\n".join(f"    {line}" if line else "" for line in src.function.splitlines())
-        body += [
-            _TORCH_HELPERS,
-            f"class {name}(torch.nn.Module):\n"
-            f'    """{name}, translated from tensorflow (Keras) to torch."""\n\n'
-            "    def __init__(self, weights=True):\n"
-            "        super().__init__()\n"
-            "        make_variables(self, VARIABLES)\n"
-            "        if weights:\n"
-            "            load_weights(self, weights)\n\n"
-            f"{method}\n",
-        ]
+        body += [_TORCH_HELPERS, _torch_root(name, src.function)]
         out.exported = [name, "load_weights"]
         out.usage = "model = {name}(); y = model({call})"
     else:
