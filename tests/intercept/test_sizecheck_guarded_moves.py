@@ -68,3 +68,26 @@ def test_every_move_refused_pins_the_size():
     assert torch.allclose(graph(x), fn(x))
     with pytest.raises(ivy.GuardFailure):
         graph(torch.randn(11, 2))
+
+
+def test_a_refusal_by_a_size_compared_with_a_literal_is_not_moved_further():
+    """transformers' ``if batch_size != position_ids.shape[0]`` refuses every batch move of
+    a trace at batch 1; moving by 2 and 3 as for a padding guard only traced the model
+    again (GPT-2 small: 8 traces for its size check, 24 s of a 32 s translation). A guard
+    on a size read straight from an array, compared with a literal or another such size,
+    is refused the same way further on: one move per size, the size still pinned."""
+    calls = []
+
+    def fn(x):
+        calls.append(tuple(x.shape))
+        pos = torch.arange(x.shape[1])[None]  # one row, whatever the batch
+        y = x * 2 if x.shape[0] != pos.shape[0] else x + 1
+        return torch.stack([y[:, i] for i in range(x.shape[1])], 1)  # range(n): baked
+
+    x = torch.randn(1, 5)
+    graph = ivy.trace_graph(fn, args=(x,), check_sizes=True)
+    assert max(s[0] for s in calls) == 2, calls  # moved by one, not by 2 and 3 as well
+    assert len(calls) == 5, calls  # the trace, together, batch up and down, length
+    assert torch.equal(graph(x), fn(x))
+    with pytest.raises(ivy.GuardFailure):
+        graph(torch.randn(1, 7))  # the loop's count is still pinned

@@ -128,14 +128,20 @@ def pin_baked_sizes(
             except Exception:
                 return None
 
+    settled: list[bool] = [False]  # the last refusal was by a guard that further moves meet
+
     def outcome(sizes: dict[int, int]) -> tuple[str, SourceLoc | None]:
         moved = attempt(sizes)
+        settled[0] = False
         if moved is None:
             return "failed", None
         diff = _difference(graph, moved)
         if diff is None:
             return "same", None
-        return ("refused" if _decided_otherwise(graph, moved, diff[0]) else "moved"), diff[1]
+        if _decided_otherwise(graph, moved, diff[0]):
+            settled[0] = _settled_guard(graph, diff[0])
+            return "refused", diff[1]
+        return "moved", diff[1]
 
     blamed: dict[int, tuple[int, SourceLoc | None]] = {}
     together, step, crossed = "failed", 1, None
@@ -144,6 +150,8 @@ def pin_baked_sizes(
         if together != "refused":
             break
         crossed = crossed or (step, src)
+        if settled[0]:
+            break  # a size compared with a literal: moving further is refused the same way
     if together == "same":
         return graph
     if together == "refused":  # every move crossed a guard: pinned, as a move that moved
@@ -155,11 +163,13 @@ def pin_baked_sizes(
     else:
         for size in groups:
             first: tuple[int, SourceLoc | None] | None = None
+            up_settled = False
             for other in (size + 1, size - 1, *(size + k for k in _STEPS[1:])):
-                if (other < 2 and size > 1) or (other > size + 1 and first is None):
-                    continue  # further only past a move that a guard refuses
+                if (other < 2 and size > 1) or (other > size + 1 and (first is None or up_settled)):
+                    continue  # further only past a move that a guard refuses, and might not
                 alone, where = outcome({size: other})
                 if alone == "refused":
+                    up_settled = up_settled or (other == size + 1 and settled[0])
                     first = first or (other, where)
                     continue
                 if alone == "moved":
@@ -212,6 +222,41 @@ def _decided_otherwise(a: Graph, b: Graph, k: int) -> bool:
         and _same_arg(na.args[0], nb.args[0])
         and not _same_arg(na.args[1], nb.args[1])
     )
+
+
+_SIZE_COMPARISONS = frozenset(f"operator.{c}" for c in ("eq", "ne", "gt", "ge", "lt", "le"))
+
+
+def _settled_guard(g: Graph, k: int) -> bool:
+    """Whether guard ``k`` of ``g`` compares a size read from an array's shape with an int
+    literal or another such size (``n != 1``, ``seq_len > 4``, ``x.shape[0] !=
+    pos.shape[0]``). A move that such a guard refused is taken to be refused by the moves
+    further the same way (the size leaves the literal, or crosses it, for good), so they
+    are not traced: the further moves are for guards on computed sizes (a padding ``(w - n
+    % w) % w`` tested by ``pad > 0``), which can come back to their traced answer. Judging
+    one wrongly only pins the size, as a refusal does: never a wrong answer."""
+    guard = g.nodes[k]
+    v = guard.args[0] if guard.args else None
+    if not isinstance(v, Value):
+        return False
+    producer = {o.id: n for n in g.nodes for o in n.outputs}
+    cmp = producer.get(v.id)
+    if cmp is None or cmp.op not in _SIZE_COMPARISONS or len(cmp.args) != 2:
+        return False
+    a, b = cmp.args
+    sizes = [isinstance(x, Value) and _is_size_read(x, producer) for x in (a, b)]
+    literal = [type(x) is int for x in (a, b)]
+    return (sizes[0] or sizes[1]) and (sizes[0] or literal[0]) and (sizes[1] or literal[1])
+
+
+def _is_size_read(v: Value, producer: dict[int, Node]) -> bool:
+    """Whether ``v`` is a size read straight from an array (``x.shape[1]``, ``len(x)``)."""
+    n = producer.get(v.id)
+    x = n.args[0] if n is not None and n.args else None
+    if not isinstance(x, Value) or not isinstance(x.spec, TensorSpec) or x.spec.shape is None:
+        return False
+    k = next(i for i, o in enumerate(n.outputs) if o.id == v.id)
+    return any(out == k for out, _ in _dims_read(n, len(x.spec.shape)))
 
 
 # ---------------------------------------------------------------- when to look

@@ -215,16 +215,28 @@ class Graph:
 
 def iter_arg_leaves(arg: Arg) -> Iterator[Any]:
     """Every leaf of an argument tree, depth first."""
-    if isinstance(arg, tuple | list):
-        for a in arg:
-            yield from iter_arg_leaves(a)
-    elif isinstance(arg, dict):
-        for a in arg.values():
-            yield from iter_arg_leaves(a)
-    elif isinstance(arg, slice):
-        yield from iter_arg_leaves((arg.start, arg.stop, arg.step))
-    else:
-        yield arg
+    t = type(arg)
+    if t is not tuple and t is not list and t is not dict and t is not slice:
+        if not isinstance(arg, tuple | list | dict | slice):
+            yield arg  # a leaf: most arguments
+            return
+    stack = [arg]  # an explicit stack, last child first: no generator per level
+    pop, push = stack.pop, stack.extend
+    while stack:
+        a = pop()
+        t = type(a)
+        if (
+            t is tuple
+            or t is list
+            or (t is not dict and t is not slice and isinstance(a, tuple | list))
+        ):
+            push(reversed(a))
+        elif t is dict or isinstance(a, dict):
+            push(reversed(list(a.values())))
+        elif t is slice:
+            push((a.step, a.stop, a.start))
+        else:
+            yield a
 
 
 def map_arg(arg: Arg, fn: Any) -> Arg:
