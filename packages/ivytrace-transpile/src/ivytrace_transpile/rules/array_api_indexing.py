@@ -150,3 +150,36 @@ def _item(cx: RuleContext, x: Any, *args: Any) -> Any:
 
 
 add_rules(numpy_and_jax("{arr}.item"), _item)
+
+
+def _getitem(cx: RuleContext, x: Any, key: Any) -> Any:
+    t = cx.target
+    keys = key if isinstance(key, tuple) else (key,)
+    found = [i for i, k in enumerate(keys) if t.is_array(k) or isinstance(k, list)]
+    if not found:
+        return t.getitem(x, key)
+    ax = found[0]
+    index = cx.ref_args[1] if not isinstance(key, tuple) else cx.ref_args[1][ax]
+    # ``x[:, idx, 1:]``: one integer array after full slices, only slices, None and Ellipsis
+    # after it (an int there is an index array to numpy, placed with ``idx``)
+    plain = (
+        all(k == slice(None) for k in keys[:ax])
+        and len(found) == 1
+        and all(k is None or k is Ellipsis or isinstance(k, slice) for k in keys[ax + 1 :])
+    )
+    if not plain or np.asarray(index).dtype.kind not in "iu":
+        # masks, several arrays, ints among them: numpy's full rule
+        return array_index(cx, x, key)
+    # ``x[:, idx]``: numpy's take along that axis, negatives from the end, then the rest
+    idx = as_dtype(cx, keys[ax], "int64")
+    n = t.shape(x)[ax]
+    idx = t.where(t.ew("less", idx, t.asarray(0, "int64")), idx + as_dtype(cx, n, "int64"), idx)
+    taken = t.take(x, idx, ax)
+    rest = keys[ax + 1 :]
+    if not rest:
+        return taken
+    rank = len(np.shape(index))
+    return t.getitem(taken, (*keys[:ax], *(slice(None),) * rank, *rest))
+
+
+add_rules(numpy_and_jax("{arr}.__getitem__"), _getitem)
