@@ -172,3 +172,140 @@ def test_trace_graph_of_a_keras_model_follows_its_weights_and_new_batches(tf, ke
     np.testing.assert_allclose(graph(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
     model.layers[0].kernel.assign(tf.ones((3, 4)))  # the graph reads the live weights
     np.testing.assert_allclose(graph(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------ Keras layer calls
+def _small_cnn(keras):
+    inp = keras.Input((12, 12, 3))
+    h = keras.layers.Conv2D(6, 3, padding="same", name="c1")(inp)
+    h = keras.layers.BatchNormalization(name="bn")(h)
+    h = keras.layers.ReLU(max_value=6.0, name="act")(h)
+    h = keras.layers.DepthwiseConv2D(3, strides=2, padding="same", name="dw")(h)
+    h = keras.layers.GlobalAveragePooling2D(name="pool")(h)
+    out = keras.layers.Dense(3, name="fc")(h)
+    return keras.Model(inp, out, name="small_cnn")
+
+
+def _scopes(g) -> set[tuple[str, ...]]:
+    return {n.meta.scope for n in g.nodes}
+
+
+def _unscoped(g) -> list[tuple[str, tuple[object, ...]]]:
+    """The graph with the scopes left out: what must not change when they are recorded."""
+    return [(n.op, tuple(str(a) for a in n.args)) for n in g.nodes]
+
+
+def test_keras_layer_calls_are_scopes(tf, keras, monkeypatch):
+    """A Functional model's layers are scopes named by the layer names; the ops a layer runs
+    carry its scope (the conv in ``c1``, the pooling mean in ``pool``)."""
+    model = _small_cnn(keras)
+    x = tf.random.normal((2, 12, 12, 3))
+    g = trace(model, (x,)).graph
+    scopes = _scopes(g)
+    assert {("c1",), ("bn",), ("act",), ("dw",), ("pool",), ("fc",)} <= scopes
+    assert all(len(s) <= 1 for s in scopes)
+    conv = [n.meta.scope for n in g.nodes if n.op == "tensorflow.nn.convolution"]
+    assert conv and all(s == ("c1",) for s in conv)
+    assert_untouched(tf)
+    # the recording is the same apart from the scopes
+    from ivytrace_intercept.tf_interceptor import TFInterceptor
+
+    monkeypatch.setattr(TFInterceptor, "enter_layer", lambda self, layer: None)
+    plain = trace(model, (x,)).graph
+    assert all(n.meta.scope == () for n in plain.nodes)
+    assert _unscoped(plain) == _unscoped(g)
+
+
+def test_nested_keras_layers_are_scoped_by_attribute_path(tf, keras):
+    class Block(keras.layers.Layer):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.conv = keras.layers.Dense(4, name="inner_dense")
+            self.norm = keras.layers.LayerNormalization()
+
+        def call(self, x):
+            return self.norm(self.conv(x))
+
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.blocks = [Block(), Block()]
+            self.head = keras.layers.Dense(2)
+
+        def call(self, x):
+            for b in self.blocks:
+                x = b(x)
+            return self.head(self.head_in(x))
+
+        def head_in(self, x):
+            return x
+
+    class Shared(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.fc = keras.layers.Dense(3)
+
+        def call(self, x):
+            return self.fc(self.fc(x))
+
+    net = Net()
+    x = tf.random.normal((2, 3))
+    net(x)
+    res = trace(net, (x,))
+    scopes = _scopes(res.graph)
+    assert ("blocks.0", "blocks.0.conv") in scopes and ("blocks.1", "blocks.1.norm") in scopes
+    assert ("head",) in scopes
+    assert res.module_args["head"][0][0] == "inputs"
+    shared = Shared()
+    y = tf.random.normal((2, 3))
+    shared(y)
+    assert {("fc",), ("fc@1",)} <= _scopes(trace(shared, (y,)).graph)
+    assert_untouched(tf)
+
+
+def test_a_failing_keras_layer_call_leaves_no_scope_behind(tf, keras):
+    class Boom(keras.layers.Layer):
+        def call(self, x):
+            raise RuntimeError("boom")
+
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.fc = keras.layers.Dense(3)
+            self.boom = Boom()
+
+        def call(self, x):
+            y = self.fc(x)
+            try:
+                self.boom(y)
+            except RuntimeError:
+                pass
+            return tf.nn.relu(y)
+
+    keras_layer = keras.layers.Layer
+    cls = next(c for c in keras_layer.__mro__ if "__call__" in vars(c))
+    original = vars(cls)["__call__"]
+    net = Net()
+    x = tf.random.normal((2, 3))
+    net(x)
+    g = trace(net, (x,)).graph
+    relu = [n for n in g.nodes if n.op == "tensorflow.nn.relu"]
+    assert relu and relu[0].meta.scope == ()
+    assert_untouched(tf)
+    with pytest.raises(RuntimeError):
+        trace(lambda t: net.boom(t), (x,))
+    assert_untouched(tf)
+    assert vars(cls)["__call__"] is original
+
+
+@pytest.mark.slow
+def test_mobilenet_v2_layer_calls_are_scopes(tf, keras):
+    model = keras.applications.MobileNetV2(weights=None, input_shape=(32, 32, 3))
+    g = trace(model, (tf.random.normal((2, 32, 32, 3)),)).graph
+    scopes = _scopes(g)
+    names = {layer.name for layer in model.layers}
+    assert {s[0] for s in scopes if s} <= names
+    assert {("Conv1",), ("bn_Conv1",), ("block_16_project",), ("predictions",)} <= scopes
+    weighted = [n for n in g.nodes if n.op == "tensorflow.nn.convolution"]
+    assert weighted and all(len(n.meta.scope) == 1 for n in weighted)
+    assert_untouched(tf)

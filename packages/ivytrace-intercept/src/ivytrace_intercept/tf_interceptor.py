@@ -23,6 +23,14 @@ of eager tensors and resource variables, are wrapped through :data:`~.registry.R
   external ``self``), like torch module parameters; any other ``tf.Variable`` is an
   external object read when the graph runs, never a baked constant; ``assign*`` are
   recorded as in-place effects.
+- Keras layer calls: while a Keras layer or model is traced, each call of one of its
+  sub-layers (``Layer.__call__``, wrapped like the rest) is a module call
+  (``Recorder.module_calls``, hence ``NodeMeta.scope``), named by the layer's path in the
+  traced model's layer tree: a Functional or Sequential model's layers by their names
+  (``conv1_conv``), other layers' by attribute (``block.conv``, ``blocks.0``); a later call
+  of the same layer is ``path@1``... (as torch module calls are). The paths are found once,
+  when the traced model is bound; a call of a layer outside that tree adds no scope, and
+  nothing is looked up while no Keras model is traced.
 - An eager tensor made during the trace by a call that was not recorded (a function
   bound by name before the trace, ``tf.py_function``, a ``tf.random.Generator`` method)
   and then used by a recorded call is reported with :class:`~.base.UnrecordedArrayWarning`.
@@ -33,9 +41,10 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+from collections import deque
 from typing import Any
 
-from ivytrace_ir import LEAF, Symbol, TreeDef, Value
+from ivytrace_ir import LEAF, Symbol, TreeDef, Value, spec_of
 from ivytrace_ir.opfacts import draw_kind, name_mutates
 
 from .base import LEAVING_DUNDERS, PatchingInterceptor
@@ -136,6 +145,11 @@ class TFInterceptor(PatchingInterceptor):
             self._keras_variable = (keras.Variable,)
             types += [keras.layers.Layer, keras.random.SeedGenerator]
         self.module_types = tuple(types)
+        self._layer_type: type | None = keras.layers.Layer if keras is not None else None
+        self._layer_paths: dict[int, tuple[Any, str]] = {}
+        """id(layer) -> (layer, its path in the traced model's layer tree): the scopes."""
+        self._layer_calls: dict[str, int] = {}
+        """Path -> how many times that layer was called so far."""
         # eager tensors are immutable: a snapshot is the tensor itself
         libraries = ("tensorflow", "keras", "tf_keras", "optree")
         self.hook_recorder(libraries, self._convert_arg, lambda t: t)
@@ -172,6 +186,9 @@ class TFInterceptor(PatchingInterceptor):
                 out.append((rv, attr, method_wrapper(static, name, _VAR)))
         function_type = type(tf.function(lambda: None))
         out.append((function_type, "__call__", _tf_function_call(function_type.__call__)))
+        layer = self._layer_class()
+        if layer is not None:  # Keras layer calls are scopes (see the module docstring)
+            out.append((layer, "__call__", _layer_call(vars(layer)["__call__"])))
         spec_module = sys.modules.get("keras.src.layers.input_spec")
         check = getattr(spec_module, "assert_input_compatibility", None)
         if check is not None:  # Keras's input checks read sizes only to raise: not guards
@@ -186,7 +203,17 @@ class TFInterceptor(PatchingInterceptor):
             except AttributeError:  # pragma: no cover
                 found.append(None)
         found.append(sys.modules.get("keras.src.layers.input_spec"))
+        found.append(self._layer_class())
         return tuple(found)
+
+    def _layer_class(self) -> type | None:
+        """The class defining Keras's ``Layer.__call__`` (None without Keras)."""
+        if self._layer_type is None:
+            return None
+        for cls in self._layer_type.__mro__:
+            if "__call__" in vars(cls):
+                return cls
+        return None  # pragma: no cover
 
     @staticmethod
     def _tensor_name(prefix: str, cls: type, attr: str) -> str | None:
@@ -258,10 +285,138 @@ class TFInterceptor(PatchingInterceptor):
             )
         return None
 
+    # ------------------------------------------------------------ Keras layer calls
+    def bind_module(self, module: Any, owner: Value) -> None:
+        """As :meth:`PatchingInterceptor.bind_module`; the first Keras layer bound is the
+        traced one: its sub-layers' calls are scopes."""
+        if not self._layer_paths and self._layer_type is not None:
+            if isinstance(module, self._layer_type):
+                self._layer_paths = _layer_paths(module, self._layer_type)
+        super().bind_module(module, owner)
+
+    def enter_layer(self, layer: Any) -> str | None:
+        """The scope frame of a call of ``layer`` beginning now (pushed on
+        ``rec.module_calls``), or None when the call is no scope."""
+        hit = self._layer_paths.get(id(layer))
+        if hit is None or hit[0] is not layer or not self.rec.recording:
+            return None
+        path = hit[1]
+        k = self._layer_calls.get(path, 0)
+        self._layer_calls[path] = k + 1
+        frame = f"{path}@{k}" if k else path
+        self.rec.module_calls.append(frame)
+        return frame
+
+    def leave_layer(self, frame: str, layer: Any, args: tuple[Any, ...], done: bool) -> None:
+        """The call ``frame`` ended (``done``: it returned): popped from the calls running,
+        and its array arguments kept (``Recorder.module_args``)."""
+        calls = self.rec.module_calls
+        if frame in calls:  # the last one: calls are nested
+            del calls[len(calls) - 1 - calls[::-1].index(frame)]
+        if done and frame not in self.rec.module_args:
+            with self.rec.not_recording():
+                self.rec.module_args[frame] = self._layer_args(layer, args)
+
+    def _layer_args(self, layer: Any, args: tuple[Any, ...]) -> tuple[tuple[str, Any], ...]:
+        """(``call``'s parameter name, spec) of each tensor among the positional arguments."""
+        sig = _signature(getattr(layer, "call", None))
+        names = [
+            p.name
+            for p in (sig.parameters.values() if sig is not None else ())
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        out: list[tuple[str, Any]] = []
+        for i, value in enumerate(args[: len(names)]):
+            items = [(names[i], value)]
+            if isinstance(value, tuple | list):
+                items = [(f"{names[i]}_{j}", v) for j, v in enumerate(value)]
+            for n, v in items:
+                if isinstance(v, self._eager_type) or self.is_variable(v):
+                    try:
+                        out.append((n, spec_of(v, "tensorflow")))
+                    except (TypeError, ValueError):  # pragma: no cover - not an array spec
+                        return ()
+        return tuple(out)
+
     def iterate(self, arr: Any) -> Any:
         if self.is_variable(arr):
             arr = arr.value()
         return super().iterate(arr)
+
+
+def _layer_path_part(name: Any) -> str:
+    """A layer name or attribute as one part of a scope path (no ``.`` or ``@``)."""
+    return str(name).replace(".", "_").replace("@", "_")
+
+
+def _layer_paths(root: Any, layer_type: type) -> dict[int, tuple[Any, str]]:
+    """id(layer) -> (layer, path) for every layer under ``root`` (not ``root`` itself),
+    breadth first, so a layer reached twice keeps its shortest path. A Functional or
+    Sequential model's layers are named by their ``name`` (its graph, not an attribute,
+    calls them); other layers' sub-layers by attribute, items of lists and dicts by index
+    or key."""
+    graph_models = tuple(
+        cls
+        for mod, name in (("keras.src.models.functional", "Functional"),
+                          ("keras.src.models.sequential", "Sequential"))
+        if isinstance(cls := getattr(sys.modules.get(mod), name, None), type)
+    )  # fmt: skip
+    out: dict[int, tuple[Any, str]] = {}
+    queue: deque[tuple[Any, str]] = deque([(root, "")])
+    seen = {id(root)}
+
+    def add(child: Any, path: str) -> None:
+        if isinstance(child, layer_type) and id(child) not in seen:
+            seen.add(id(child))
+            out[id(child)] = (child, path)
+            queue.append((child, path))
+        elif isinstance(child, list | tuple | dict) and id(child) not in seen:
+            seen.add(id(child))
+            items = child.items() if isinstance(child, dict) else enumerate(child)
+            for k, c in list(items):
+                if isinstance(k, str | int):
+                    add(c, f"{path}.{_layer_path_part(k)}")
+
+    while queue:
+        obj, path = queue.popleft()
+        prefix = f"{path}." if path else ""
+        if isinstance(obj, graph_models):
+            for layer in getattr(obj, "layers", ()):
+                add(layer, prefix + _layer_path_part(layer.name))
+            continue
+        for k, c in list(getattr(obj, "__dict__", {}).items()):
+            if k not in _SKIP_LAYER_ATTRS and not k.startswith("_self_"):
+                add(c, prefix + _layer_path_part(k))
+    return out
+
+
+_SKIP_LAYER_ATTRS = frozenset(
+    {"_layers", "_tracker", "_operations", "_inbound_nodes", "_outbound_nodes", "_metrics",
+     "_losses", "_trainable_variables", "_non_trainable_variables", "_seed_generators",
+     "_functional", "_compile_metrics", "_compile_loss", "_loss_tracker", "optimizer"}
+)  # fmt: skip
+"""Keras bookkeeping attributes that list layers already reached by their own attribute."""
+
+
+def _layer_call(orig: Any) -> Any:
+    """``keras.layers.Layer.__call__``: a call of a sub-layer of the traced Keras model is a
+    module call (``NodeMeta.scope``) while it runs; otherwise straight through."""
+
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        icpt = _VAR.get()
+        frame = icpt.enter_layer(self) if icpt is not None and icpt._layer_paths else None
+        if frame is None:
+            return orig(self, *args, **kwargs)
+        done = False
+        try:
+            out = orig(self, *args, **kwargs)
+            done = True
+            return out
+        finally:
+            icpt.leave_layer(frame, self, args, done)
+
+    functools.update_wrapper(__call__, orig)
+    return __call__
 
 
 def _tf_function_call(orig: Any) -> Any:
