@@ -10,7 +10,17 @@
   array), and non-array inputs default to the value they were translated with; the root
   takes ``training``;
 - training (:func:`batch_norm_training`): a torch ``BatchNorm`` uses the batch's statistics
-  in training mode, and on tensorflow moves its running statistics as torch does.
+  in training mode, and on tensorflow moves its running statistics as torch does;
+- dropout (:func:`dropout_sites`): where the torch code drops out (an ``nn.Dropout``, an
+  ``F.dropout`` call), the eval trace's identity was kept as a site (the dropout rule's
+  ``where(True, x, p)``), written here as ``dropout(...)``: the identity out of training, in
+  training torch's dropout drawn from the target's generator (tensorflow: a
+  ``keras.random.SeedGenerator`` each layer holding a site owns; jax: the ``rng`` key passed
+  down, folded in per site and per call). Not covered: a dropout decided in Python before
+  the trace (transformers' ``scaled_dot_product_attention(..., dropout_p=p if training else
+  0.0)``, a ``torch.dropout`` not called in eval mode: the eval trace has nothing there), and
+  the channel-wise and alpha dropouts (``dropout2d``, ``alpha_dropout``...), whose sites raise
+  in training rather than train without them.
 """
 
 from __future__ import annotations
@@ -21,13 +31,17 @@ from typing import Any
 __all__ = [
     "BN_TRAIN",
     "CHECK",
+    "DROPOUT",
     "SHAPE_LIST",
     "batch_norm_training",
-    "drops_out",
+    "dropout_sites",
     "dynamic_sizes",
+    "pass_rng",
     "pass_training",
     "root_call",
     "serving_signature",
+    "takes_training",
+    "undrawn",
 ]
 
 SHAPE_LIST = '''def shape_list(x):
@@ -81,6 +95,120 @@ BN_TRAIN = {
 ''',
 }
 
+_DROPOUT_DOC = """torch's dropout where the torch module drops out: ``x`` as it is unless
+    ``training`` (and ``DROPOUT``); else each element zeroed with probability ``rate`` and
+    the others multiplied by ``1 / (1 - rate)`` (in ``x``'s dtype, as torch computes it), the
+    mask drawn from {source}.
+    A negative ``rate`` marks a dropout this package cannot draw (a mask per channel, alpha
+    dropout): training there raises."""
+
+_DROPOUT_FLAG = '''DROPOUT = True
+"""False: no dropout in training (as torch with every dropout's ``p`` set to 0)."""
+
+
+'''
+
+DROPOUT = {
+    "tensorflow": _DROPOUT_FLAG
+    + f'''def dropout(layer, x, rate, training):
+    """{_DROPOUT_DOC.format(source="``layer``'s ``keras.random.SeedGenerator``")}"""
+    if not training or not DROPOUT:
+        return x
+    if rate < 0:
+        raise NotImplementedError(UNDRAWN[int(-rate) - 1])
+    if rate >= 1:
+        return x * 0
+    keep = keras.random.uniform(tf.shape(x), seed=layer.seed_generator) >= rate
+    scale = tf.constant(1, x.dtype) / tf.constant(1 - rate, x.dtype)
+    return x * (tf.cast(keep, x.dtype) * scale)
+''',
+    "jax": _DROPOUT_FLAG
+    + f'''def dropout(x, rate, training, rng):
+    """{_DROPOUT_DOC.format(source="the key ``rng``")}"""
+    if not training or not DROPOUT:
+        return x
+    if rate < 0:
+        raise NotImplementedError(UNDRAWN[int(-rate) - 1])
+    if rng is None:
+        raise ValueError(
+            "training=True drops out as torch does: pass rng=jax.random.key(seed), a new key "
+            "each step (or set DROPOUT = False in this module to train without dropout)"
+        )
+    if rate >= 1:
+        return x * 0
+    keep = jax.random.bernoulli(rng, 1 - rate, x.shape)
+    scale = jnp.asarray(1, x.dtype) / jnp.asarray(1 - rate, x.dtype)
+    return x * (keep.astype(x.dtype) * scale)
+
+
+def rng_for(rng, *place):
+    """The key of one user of ``rng`` (a dropout site, a call passing it on): ``rng`` folded
+    with its place in the code (and a loop's index), so that no two draw alike."""
+    if rng is None:
+        return None
+    for k in place:
+        rng = jax.random.fold_in(rng, k)
+    return rng
+''',
+}
+"""The written ``dropout`` helper (jax: and ``rng_for``) by target, after ``DROPOUT``."""
+
+# the dropout rule's site: tensorflow's where(True, x, rate, name='dropout_<line>'), jax's
+# where(<line>, x, rate) (a non-zero condition)
+_SITE = {
+    "tensorflow": re.compile(
+        r"^(\s*)(\w+) = tf\.where\(True, (\w+), (-?[\d.e+-]+), name='dropout_\d+'\)$", re.M
+    ),
+    "jax": re.compile(r"^(\s*)(\w+) = jnp\.where\([1-9]\d*, (\w+), (-?[\d.e+-]+)\)$", re.M),
+}
+
+
+def dropout_sites(body: str, target: str) -> tuple[str, int]:
+    """``body`` with each dropout site written as a call of ``dropout`` (tensorflow: with the
+    layer's generator; jax: with ``rng`` folded with the site's number); the number of
+    sites."""
+    pat = _SITE.get(target)
+    if pat is None:
+        return body, 0
+    count = 0
+
+    def site(m: re.Match[str]) -> str:
+        nonlocal count
+        indent, out, x, rate = m.groups()
+        if target == "tensorflow":
+            call = f"dropout(self, {x}, {rate}, training)"
+        else:
+            call = f"dropout({x}, {rate}, training, rng_for(rng, {count}))"
+        count += 1
+        return f"{indent}{out} = {call}"
+
+    return pat.sub(site, body), count
+
+
+def undrawn(kinds: tuple[str, ...]) -> str:
+    """The ``UNDRAWN`` messages the ``dropout`` helper raises with at a site it cannot draw
+    (the dropout rule's ``-(1 + k)``: the k-th of ``kinds``)."""
+    lines = [f'    "training through {k}: not written yet",' for k in kinds]
+    return "\n".join(["UNDRAWN = (  # the dropouts a negative rate marks", *lines, ")", ""])
+
+
+def takes_training(head: str) -> str:
+    """tensorflow: a layer's ``call`` line taking ``training`` (Keras passes the outer call's
+    down to a layer whose ``call`` takes it)."""
+    if re.search(r"\btraining\b", head):
+        return head
+    return head[: head.rindex(")")] + ", training=False):"
+
+
+def pass_rng(head: str) -> str:
+    """jax: a function's first line taking ``rng`` (keyword-only, after ``training``)."""
+    sig = head[head.index("(") + 1 : head.rindex(")")]
+    if re.search(r"\brng\b", sig):
+        return head
+    sep = ", " if "*" in sig.split(", ") else ", *, "
+    return f"{head[: head.rindex(')')]}{sep}rng=None):"
+
+
 _SHAPE_READ = re.compile(r"^(\s*)([\w, ]+) = ([\w.\[\]'\"]+)\.shape$", re.M)
 _GUARD = re.compile(r"^(\s*)if (\w+) != (.+?): raise ValueError\((.*)\)$", re.M)
 
@@ -111,11 +239,11 @@ def _split_params(sig: str) -> tuple[list[str], list[str]]:
     return pos, kw
 
 
-def root_call(body: str, keras: bool, dtypes: dict[str, str], dropout: bool) -> str:
+def root_call(body: str, keras: bool, dtypes: dict[str, str], rng: bool) -> str:
     """The root's forward ``body`` (its first line ``def name(self or params, ...):``)
     taking its inputs as the target's users pass them, and ``training``. ``dtypes``: each
-    array input's dtype, by name; ``dropout``: whether the torch model drops out in
-    training (said in a comment: the eval graph it was translated from has no dropout)."""
+    array input's dtype, by name; ``rng``: whether it takes ``rng`` (jax: the key its
+    dropout sites draw from in training)."""
     head, _, rest = body.partition("\n")
     open_at = head.index("(")
     pos, kw = _split_params(head[open_at + 1 : head.rindex(")")])
@@ -134,12 +262,7 @@ def root_call(body: str, keras: bool, dtypes: dict[str, str], dropout: bool) -> 
             "    elif inputs is not None:  # Keras: one array, the first input",
             f"        {arrays[0]} = {_as_traced('inputs', dtypes.get(arrays[0], ''))}",
         ]
-    if dropout:
-        lines.append(
-            "    # training: BatchNorm on the batch's statistics; torch's dropout is not "
-            "written (the translation is of torch's eval graph)"
-        )
-    params = [*lead, *pos, "*", *kw, "training=False"]
+    params = [*lead, *pos, "*", *kw, "training=False", *(["rng=None"] * rng)]
     head = f"{head[: open_at + 1]}{', '.join(params)}):"
     doc, code = _split_doc(rest)
     return "\n".join([head, *doc, *lines, *code])
@@ -184,14 +307,6 @@ def _split_doc(rest: str) -> tuple[list[str], list[str]]:
             end = next(i for i in range(1, len(lines)) if quote in lines[i])
         return lines[: end + 1], lines[end + 1 :]
     return [], lines
-
-
-def drops_out(root: Any) -> bool:
-    """Whether a torch model has a ``Dropout`` layer that drops in training."""
-    return any(
-        type(m).__module__.startswith("torch.nn.modules.dropout") and getattr(m, "p", 0) > 0
-        for m in root.modules()
-    )
 
 
 def is_batch_norm(module: Any) -> bool:

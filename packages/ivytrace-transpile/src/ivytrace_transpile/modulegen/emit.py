@@ -11,17 +11,22 @@ from typing import Any
 
 from ivytrace_compile import sanitize
 
+from ..rules.torch.nn.activations import DROPOUT_KINDS as _DROPOUT_KINDS
 from ..structure import is_container
 from .conventions import (
     BN_TRAIN,
     CHECK,
+    DROPOUT,
     SHAPE_LIST,
     batch_norm_training,
-    drops_out,
+    dropout_sites,
     dynamic_sizes,
+    pass_rng,
     pass_training,
     root_call,
     serving_signature,
+    takes_training,
+    undrawn,
 )
 from .naming import snake_case
 from .templates import (
@@ -70,8 +75,10 @@ def choose_classes(w: Writer) -> str:
         group.members.sort(key=lambda m: -_comments(m.text))
         _parameters(w, group)
         first = group.members[0]
-        group.training = "batch_norm_train(" in first.text or any(
-            c.group is not None and c.group.training for _, c, _ in first.children
+        kids = [c.group for _, c, _ in first.children if c.group is not None]
+        group.rng = "rng_for(rng, " in first.text or any(g.rng for g in kids)
+        group.training = (
+            "batch_norm_train(" in first.text or group.rng or any(g.training for g in kids)
         )
     for group in order:
         text = _class_text(w, group) if w.keras else _function_text(group)
@@ -192,8 +199,8 @@ def _template_fn(w: Writer, inst: Instance, by_name: dict[str, Instance]) -> Non
 
 def _conventions(w: Writer, inst: Instance, body: str) -> str:
     """``inst``'s forward written to the target's conventions (``conventions``): sizes
-    read as the graph knows them (tensorflow), a BatchNorm's training branch, the root's
-    signature."""
+    read as the graph knows them (tensorflow), a BatchNorm's training branch, dropout in
+    training at the dropout rule's sites, the root's signature."""
     if not body:
         return body
     target = "tensorflow" if w.keras else w.job.target
@@ -207,11 +214,19 @@ def _conventions(w: Writer, inst: Instance, body: str) -> str:
         w.helpers["batch_norm_train"] = BN_TRAIN[target]
         if target == "jax":
             w.imports.update(dict.fromkeys(("import jax.numpy as jnp", "from jax import lax")))
+    body, sites = dropout_sites(body, target)
+    if sites:
+        w.helpers["UNDRAWN"] = undrawn(_DROPOUT_KINDS)
+        w.helpers["dropout"] = DROPOUT[target]
+        if w.keras and not inst.is_root:  # Keras hands the outer call's training down
+            head, _, rest = body.partition("\n")
+            body = f"{takes_training(head)}\n{rest}"
+        elif not w.keras:
+            w.imports.update(dict.fromkeys(("import jax", "import jax.numpy as jnp")))
     if inst.is_root:
         specs = _input_specs(w)
-        body = root_call(
-            body, w.keras, {n: d for n, (d, _) in specs.items()}, drops_out(w.job.root)
-        )
+        rng = not w.keras and (sites > 0 or any("rng_for(rng, " in i.text for i in w.instances))
+        body = root_call(body, w.keras, {n: d for n, (d, _) in specs.items()}, rng)
         if w.keras and "def call(self, inputs=None, *" in body:  # the arrays by keyword
             body += serving_signature(specs)
     return body
@@ -243,6 +258,7 @@ def _function_text(group: Group) -> str:
         expr = group.slots.get(k)
         out.append((first.tokens[k] if expr is None else expr) + pieces[k + 1])
     text = "".join(out)
+    place = text.count("rng_for(rng, ")  # the dropout sites' keys are rng_for(rng, 0...)
     for k, (_, child, _) in enumerate(first.children):
         cg = child.group
         assert cg is not None
@@ -253,8 +269,15 @@ def _function_text(group: Group) -> str:
         )
         kws += ", training=training" if cg.training else ""
 
-        def call(m: re.Match[str], head: str = f"{cg.name}(", tail: str = f"{kws})") -> str:
-            return head + m.group(1) + tail
+        def call(
+            m: re.Match[str], head: str = f"{cg.name}(", tail: str = kws, rng: bool = cg.rng
+        ) -> str:
+            nonlocal place
+            if rng:  # a key of its own per call (and per index of a loop's calls)
+                loop = ", i" if "[str(i)]" in m.group(1) else ""
+                tail += f", rng=rng_for(rng, {place}{loop})"
+                place += 1
+            return f"{head}{m.group(1)}{tail})"
 
         text = re.sub(rf"__child_{k}__\((.*)\)$", call, text, flags=re.M)
     head, _, rest = text.partition("\n")
@@ -266,6 +289,8 @@ def _function_text(group: Group) -> str:
     head = head.replace(SELF, group.name, 1)
     if group.training:
         head = pass_training(head)
+    if group.rng:
+        head = pass_rng(head)
     return f"{head}\n{rest}"
 
 
@@ -379,6 +404,8 @@ def _class_text(w: Writer, group: Group) -> str:
     lines.append("        super().__init__(**kwargs)")
     lines += [f"        self.{p.name} = {p.name}" for p in group.params if p.name in used]
     lines += [f"        {line}" for line in ctor.splitlines() if line]
+    if "dropout(self, " in body:  # its dropout sites' generator, as keras.layers.Dropout's
+        lines.append("        self.seed_generator = keras.random.SeedGenerator()")
     if first.body is None:  # never called, so never built by Keras
         lines.append("        self.built = True")
     if first.is_root:

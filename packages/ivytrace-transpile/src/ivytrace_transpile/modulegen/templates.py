@@ -83,6 +83,8 @@ class Group:
     """Child k -> its parameter index -> the parameter of this class passed to it."""
     training: bool = False
     """jax, numpy: the function takes ``training`` (it or a function it calls reads it)."""
+    rng: bool = False
+    """jax: the function takes ``rng`` (it or a function it calls drops out in training)."""
 
 
 def numbers_of(text: str) -> tuple[str, list[Any], list[str], list[str]]:

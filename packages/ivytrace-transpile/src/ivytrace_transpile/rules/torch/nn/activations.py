@@ -9,7 +9,7 @@ import math
 from ..._common import arg_rank, cast_to, dim_axes
 from ...registry import rule
 
-__all__ = ["log_softmax"]
+__all__ = ["DROPOUT_KINDS", "log_softmax"]
 
 
 @rule("torch.nn.functional.relu", "torch.relu", "torch.Tensor.relu", "torch.nn.functional.relu_",
@@ -181,15 +181,38 @@ def log_softmax(cx, x, dim=None, _stacklevel=3, dtype=None):
     return s - t.ew("log", t.reduce("sum", t.ew("exp", s), ax, True))
 
 
-@rule("torch.nn.functional.dropout", "torch.dropout", "torch.nn.functional.dropout1d",
-      "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d",
-      "torch.nn.functional.alpha_dropout", "torch.nn.functional.feature_alpha_dropout")  # fmt: skip
+DROPOUT_KINDS = ("torch.nn.functional.dropout1d", "torch.nn.functional.dropout2d",
+                  "torch.nn.functional.dropout3d", "torch.nn.functional.alpha_dropout",
+                  "torch.nn.functional.feature_alpha_dropout")  # fmt: skip
+"""The dropouts a written package cannot draw yet (a mask per channel, alpha dropout's
+affine map): their site is marked by ``-(1 + index here)`` and training there raises."""
+
+
+@rule("torch.nn.functional.dropout", "torch.dropout", *DROPOUT_KINDS)
 def _dropout(cx, x, p=0.5, training=True, inplace=False):
+    """The identity of an eval trace, kept as a *dropout site* on the targets whose written
+    packages train (``modulegen.conventions.dropout_sites``): ``where(True, x, p)``, a
+    pointwise identity the layout pass moves transposes through, holding the rate ``p``
+    (or ``-(1 + k)`` for the k-th of :data:`DROPOUT_KINDS`), made unique by the source line
+    (tensorflow: the op's ``name``; jax: the condition, any non-zero number) so that two
+    dropouts of one array are not merged. The written package draws there in training."""
     if training and p > 0:
         raise NotImplementedError(
             "dropout in training mode draws random numbers; translate the model in eval()"
         )
-    return x
+    op = cx.node.op
+    if p <= 0 or cx.target.name not in ("tensorflow", "jax") or not _float(cx):
+        return x
+    rate = -1.0 - DROPOUT_KINDS.index(op) if op in DROPOUT_KINDS else float(p)
+    src = cx.node.meta.source
+    site = src.line if src is not None and src.line > 0 else 1
+    if cx.target.name == "tensorflow":
+        return cx.target.tf.where(True, x, rate, name=f"dropout_{site}")
+    return cx.target.xp.where(site, x, rate)
+
+
+def _float(cx) -> bool:
+    return cx.out_dtype().startswith(("float", "bfloat"))
 
 
 @rule("torch.nn.functional.softmin")
