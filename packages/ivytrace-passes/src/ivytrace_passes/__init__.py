@@ -25,6 +25,7 @@ from .generators import BakeError, bake_generators
 from .interpret import interpret
 from .pipeline import PassEntry, PassError, default_pipeline, iter_pipeline, run_pipeline
 from .prune import prune
+from .sizes import fold_size_arithmetic
 from .stateful import FreezeError, freeze_externals, rewrite_stateful
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "cache_arrays",
     "cse",
     "default_pipeline",
+    "fold_size_arithmetic",
     "freeze_externals",
     "graph_pass",
     "interpret",

@@ -40,7 +40,7 @@ from ivytrace_ir import (
     map_arg,
     unflatten,
 )
-from ivytrace_passes import default_pipeline, run_pipeline
+from ivytrace_passes import default_pipeline, fold_size_arithmetic, run_pipeline
 from ivytrace_passes.interpret import eval_arg, tree_leaves
 
 from .binding import bind
@@ -279,6 +279,7 @@ def _cleaned(
     passes = default_pipeline(
         array_caching=True, include_generators=True, drawn=drawn, within_calls=True
     )
+    passes.insert(-1, fold_size_arithmetic)  # before the prune: decided guards then go
     clean = run_pipeline(graph, passes)
     if target in ("tensorflow", "jax"):  # their rules write channels-last regions
         from .layout import optimize_transposes
