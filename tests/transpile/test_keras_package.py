@@ -169,7 +169,12 @@ def test_a_keras_model_package_runs_without_tensorflow(tmp_path, target: str) ->
     assert "ivytrace" not in text
     report = run_package(tmp_path, pkg.name, target, _cases(model, (12, 12, 3)), "none")
     assert max(report["errors"].values()) < 1e-4, report["errors"]
-    if target == "torch":
+    if target == "torch":  # a class per Keras layer with weights, called by the root
+        for cls, attr in [("Conv2D", "c1"), ("BatchNormalization", "bn"), ("Dense", "fc")]:
+            assert f"class {cls}(torch.nn.Module):" in text and f"self.{attr} = {cls}()" in text
+            assert f"= self.{attr}(" in text
+        assert "class DepthwiseConv2D(torch.nn.Module):" in text
+        assert "class ReLU" not in text  # weightless layers are written inline
         keys = {w.path.replace("/", ".") for w in model.weights}
         assert set(report["state_dict"]) == keys  # every variable, by its Keras path
         trainable = {w.path.replace("/", ".") for w in model.trainable_weights}

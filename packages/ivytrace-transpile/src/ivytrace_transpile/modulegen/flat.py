@@ -1,11 +1,18 @@
-"""A Keras model (or ``tf.Module``) written as one root class (torch) or function (jax,
+"""A Keras model (or ``tf.Module``) written as a root class (torch) or function (jax,
 numpy) whose weights are named by the Keras variable paths.
 
-The torch-source writer (``writer.py``, ``emit.py``) splits the trace into one class per
-torch module class by the module calls the torch tracer records on every node
-(``NodeMeta.scope``). The TensorFlow tracer records no such calls for Keras layers, so a
-Keras model's translation is written whole: the root's forward is the translated graph,
-and its weights are reached by their Keras variable paths.
+The TensorFlow tracer records each call of a sub-layer of the traced Keras model as a
+module call (``NodeMeta.scope``, the layer's path in the model's layer tree). For torch,
+each called layer of the root that holds weights read by its call becomes a class of its
+own (``class Conv2D(torch.nn.Module)``, its forward the call's part of the translated
+graph, split out by ``structure.py`` as the torch-source writer does), held by the root as
+``self.<layer path>`` and called by the root's forward; its weights are its own
+parameters, so the ``state_dict`` keys stay the Keras paths. A call is left in the root's
+forward when it cannot be one (:func:`_layer_calls`): a weightless layer (an activation,
+a padding: written inline, as a port by hand does), a later call of a shared layer, a
+nested layer, a layer whose variables are not ``<layer path>/<name>``, or a call whose
+nodes interleave with the root's. Instances whose forward reads the same are one class
+(``Conv2D``); others get ``Conv2D_1``... jax and numpy keep one root function.
 
 - The ``state_dict`` key of a variable is its Keras path with ``/`` as ``.``
   (``conv1_conv/kernel`` -> ``conv1_conv.kernel``), each part made a Python identifier
@@ -26,6 +33,7 @@ them, so the package has every variable of the model.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,8 +42,26 @@ import numpy as np
 
 from ivytrace_compile import sanitize
 from ivytrace_compile.standalone import StandaloneSource, generate_standalone
-from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef, to_numpy
+from ivytrace_ir import (
+    DEFAULT_ALLOWLIST,
+    Graph,
+    Node,
+    ScalarSpec,
+    TreeDef,
+    Value,
+    iter_arg_leaves,
+    to_numpy,
+)
 
+from ..structure import (
+    CallBoundary,
+    ModuleCall,
+    boundaries,
+    call_graph,
+    dissolve,
+    frame_path,
+    hoist_layout_moves,
+)
 from .naming import snake_case
 from .writer import own_source, source_span
 
@@ -217,18 +243,182 @@ def _presets(
     return preset, ints
 
 
-def _torch_root(name: str, function: str) -> str:
-    method = "\n".join(f"    {line}" if line else "" for line in function.splitlines())
+def _indent(function: str) -> str:
+    return "\n".join(f"    {line}" if line else "" for line in function.splitlines())
+
+
+def _torch_root(name: str, function: str, layers: dict[str, str] | None = None) -> str:
+    made = "".join(f"        self.{attr} = {cls}()\n" for attr, cls in (layers or {}).items())
     return (
         f"class {name}(torch.nn.Module):\n"
         f'    """{name}, translated from tensorflow (Keras) to torch."""\n\n'
         "    def __init__(self, weights=True):\n"
         "        super().__init__()\n"
+        f"{made}"
         "        make_variables(self, VARIABLES)\n"
         "        if weights:\n"
         "            load_weights(self, weights)\n\n"
-        f"{method}\n"
+        f"{_indent(function)}\n"
     )
+
+
+def _layers_by_path(model: Any) -> dict[str, Any]:
+    """The root's own layers by the scope path the tracer gives them: a Functional or
+    Sequential model's by name, another's by attribute."""
+    out: dict[str, Any] = {}
+    layer_type = getattr(getattr(sys.modules.get("keras"), "layers", None), "Layer", None)
+    if not isinstance(layer_type, type):
+        return out
+    for layer in getattr(model, "layers", None) or ():
+        if isinstance(layer, layer_type) and isinstance(getattr(layer, "name", None), str):
+            out.setdefault(layer.name.replace(".", "_").replace("@", "_"), layer)
+    for attr, value in vars(model).items():
+        if isinstance(value, layer_type):
+            out.setdefault(attr, value)
+    return out
+
+
+def _layer_calls(
+    graph: Graph, model: Any, param_keys: dict[int, str], reserved: frozenset[str]
+) -> ModuleCall:
+    """The root's call with a child per layer call that can be a class of its own (see the
+    module docstring); every other recorded call is the root's own nodes."""
+    layers = _layers_by_path(model)
+    top = ModuleCall("", model)
+    made: dict[str, ModuleCall] = {}
+    for i, node in enumerate(graph.nodes):
+        frame = node.meta.scope[0] if node.meta.scope else ""
+        if frame and frame_path(frame) in layers:
+            call = made.get(frame)
+            if call is None:
+                call = made[frame] = ModuleCall(frame, layers[frame_path(frame)])
+                top.children.append(call)
+            call.nodes.append(i)
+        else:
+            top.nodes.append(i)
+    for call in list(top.children):
+        path = call.path
+        own = {
+            param_keys[v.id]
+            for i in call.nodes
+            for v in graph.nodes[i].inputs()
+            if v.id in param_keys
+        }
+        fits = (
+            call.frame == path  # a later call of a shared layer stays in the root
+            and path.isidentifier()
+            and path not in reserved
+            and bool(own)
+            and all(k.startswith(path + ".") and "." not in k[len(path) + 1 :] for k in own)
+        )
+        if not fits:
+            dissolve(top, call)
+    hoist_layout_moves(graph, top)
+    return top
+
+
+def _layer_forward(
+    graph: Graph, call: ModuleCall, b: CallBoundary, param_keys: dict[int, str]
+) -> StandaloneSource:
+    """The forward of one layer call's class."""
+    n_pos = len(b.inputs) - len(b.keywords)
+    names = tuple("x" if i == 0 else f"x_{i}" for i in range(n_pos))
+    sub, _ = call_graph(graph, call, b.inputs, b.outputs, None, {}, names, b.keywords, b.copies)
+    span = source_span(type(call.module))
+    sub = sub.replace(nodes=tuple(own_source(n, span) for n in sub.nodes))
+    preset = {
+        v.id: f"self.{param_keys[v.id][len(call.path) + 1 :]}"
+        for n in sub.nodes
+        for v in n.inputs()
+        if v.id in param_keys and param_keys[v.id].startswith(call.path + ".")
+    }
+    return generate_standalone(
+        sub, DEFAULT_ALLOWLIST, name="forward", leading=("self",), preset=preset
+    )
+
+
+def _without_unread_sizes(graph: Graph, children: dict[int, Any]) -> tuple[Graph, dict[int, Any]]:
+    """``graph`` less the size reads (``x.shape``) nothing reads (the layers they were read
+    for read them again themselves: ``CallBoundary.copies``), and ``children`` (node index
+    -> child call) renumbered to match."""
+    read = {v.id for n in graph.nodes for v in n.inputs()}
+    read |= {o.id for o in iter_arg_leaves(graph.outputs) if isinstance(o, Value)}
+    kept: list[Node] = []
+    moved: dict[int, Any] = {}
+    for i, n in enumerate(graph.nodes):
+        unread = (
+            i not in children
+            and n.op.rsplit(".", 1)[-1] in ("shape", "size")
+            and bool(n.outputs)
+            and all(isinstance(o.spec, ScalarSpec) and o.id not in read for o in n.outputs)
+        )
+        if not unread:
+            if i in children:
+                moved[len(kept)] = children[i]
+            kept.append(n)
+    return graph.replace(nodes=tuple(kept)), moved
+
+
+def _torch_layers(
+    sub: Graph, model: Any, param_keys: dict[int, str], preset: dict[int, str], taken: set[str]
+) -> tuple[StandaloneSource, list[str], dict[str, str]] | None:
+    """The root's forward calling one class per layer call that can be one, the classes'
+    texts, and the root's attribute -> class of each; None when no call can be a class."""
+    top = _layer_calls(sub, model, param_keys, _torch_reserved())
+    found = boundaries(sub, top, param_keys) if top.children else {}
+    if not top.children:
+        return None
+    classes: dict[tuple[str, str], str] = {}
+    texts: list[str] = []
+    layers: dict[str, str] = {}
+    helpers: dict[str, str] = {}
+    imports: dict[str, None] = {}
+    constants: dict[str, Any] = {}
+    for call in top.children:
+        src = _layer_forward(sub, call, found[id(call)], param_keys)
+        kind = sanitize(type(call.module).__name__, "Layer")
+        cls = classes.get((kind, src.function))
+        if cls is None:
+            cls, k = kind, 0
+            while cls in taken:
+                k += 1
+                cls = f"{kind}_{k}"
+            taken.add(cls)
+            classes[(kind, src.function)] = cls
+            doc = (
+                f'    """The Keras {type(call.module).__name__} layer (its variables and call)."""'
+            )
+            texts.append(f"class {cls}(torch.nn.Module):\n{doc}\n\n{_indent(src.function)}\n")
+        layers[call.path] = cls
+        helpers.update(src.helpers)
+        imports.update(dict.fromkeys(src.imports))
+        constants.update(src.constants)
+    root_sub, children = call_graph(
+        sub, top, sub.inputs, sub.outputs, sub.out_tree, found, sub.input_names
+    )
+    root_sub, children = _without_unread_sizes(root_sub, children)
+    root_sub = root_sub.replace(
+        in_tree=sub.in_tree,
+        arg_names=sub.arg_names,
+        input_names=sub.input_names,
+    )
+    callees = {i: (f"self.{c.path}", ()) for i, c in children.items()}
+    root = generate_standalone(
+        root_sub,
+        DEFAULT_ALLOWLIST,
+        name="forward",
+        leading=("self",),
+        preset=preset,
+        callees=callees,
+    )
+    # constants are named by their index in the one graph all parts share (``c3``)
+    root = dataclasses.replace(
+        root,
+        imports=(*root.imports, *(i for i in imports if i not in root.imports)),
+        constants={**constants, **root.constants},
+        helpers={**helpers, **root.helpers},
+    )
+    return root, texts, layers
 
 
 def render_flat(
@@ -259,14 +449,22 @@ def render_flat(
         arg_names=graph.arg_names[1:],
         input_names=graph.input_names[len(keys) :],
     )
-    src: StandaloneSource = generate_standalone(
-        sub,
-        DEFAULT_ALLOWLIST,
-        name="forward" if torch_target else fname,
-        doc="" if torch_target else f"{name}, translated from tensorflow.",
-        leading=("self" if torch_target else "params",),
-        preset=preset,
-    )
+    layered = None
+    if torch_target:
+        param_keys = {graph.inputs[k].id: key_of[path] for k, path in enumerate(keys)}
+        layered = _torch_layers(sub, model, param_keys, preset, {name, *_MODULE_NAMES})
+    if layered is not None:
+        src, layer_texts, layers = layered
+    else:
+        layer_texts, layers = [], {}
+        src = generate_standalone(
+            sub,
+            DEFAULT_ALLOWLIST,
+            name="forward" if torch_target else fname,
+            doc="" if torch_target else f"{name}, translated from tensorflow.",
+            leading=("self" if torch_target else "params",),
+            preset=preset,
+        )
     paths_table = "".join(f"    {key_of[p]!r}: {p!r},\n" for p in arrays)
     preamble = [f"KERAS_PATHS = {{  # state_dict key -> the Keras variable path\n{paths_table}}}"]
     stored = {key_of[p]: a for p, a in arrays.items()}
@@ -279,7 +477,7 @@ def render_flat(
             for p, a in arrays.items()
         )
         preamble.append(f"VARIABLES = {{  # state_dict key -> (shape, dtype, trainable)\n{table}}}")
-        body += [_TORCH_HELPERS, _torch_root(name, src.function)]
+        body += [_TORCH_HELPERS, *layer_texts, _torch_root(name, src.function, layers)]
         out.exported = [name, "load_weights"]
         out.usage = "model = {name}(); y = model({call})"
     else:
