@@ -15,8 +15,10 @@
   ``F.dropout`` call), the eval trace's identity was kept as a site (the dropout rule's
   ``where(True, x, p)``), written here as ``dropout(...)``: the identity out of training, in
   training torch's dropout drawn from the target's generator (tensorflow: a
-  ``keras.random.SeedGenerator`` each layer holding a site owns; jax: the ``rng`` key passed
-  down, folded in per site and per call). Not covered: a dropout decided in Python before
+  ``tf.random.Generator`` each layer holding a site owns, ``dropout_rng``: not a Keras
+  variable, so that a layer's variables stay torch's weights, as a ``keras.random.
+  SeedGenerator``'s state would not; jax: the ``rng`` key passed down, folded in per site and
+  per call). Not covered: a dropout decided in Python before
   the trace (transformers' ``scaled_dot_product_attention(..., dropout_p=p if training else
   0.0)``, a ``torch.dropout`` not called in eval mode: the eval trace has nothing there), and
   the channel-wise and alpha dropouts (``dropout2d``, ``alpha_dropout``...), whose sites raise
@@ -111,14 +113,14 @@ _DROPOUT_FLAG = '''DROPOUT = True
 DROPOUT = {
     "tensorflow": _DROPOUT_FLAG
     + f'''def dropout(layer, x, rate, training):
-    """{_DROPOUT_DOC.format(source="``layer``'s ``keras.random.SeedGenerator``")}"""
+    """{_DROPOUT_DOC.format(source="``layer.dropout_rng``, a ``tf.random.Generator``")}"""
     if not training or not DROPOUT:
         return x
     if rate < 0:
         raise NotImplementedError(UNDRAWN[int(-rate) - 1])
     if rate >= 1:
         return x * 0
-    keep = keras.random.uniform(tf.shape(x), seed=layer.seed_generator) >= rate
+    keep = layer.dropout_rng.uniform(tf.shape(x)) >= rate
     scale = tf.constant(1, x.dtype) / tf.constant(1 - rate, x.dtype)
     return x * (tf.cast(keep, x.dtype) * scale)
 ''',

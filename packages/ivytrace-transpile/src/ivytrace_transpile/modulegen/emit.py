@@ -404,8 +404,10 @@ def _class_text(w: Writer, group: Group) -> str:
     lines.append("        super().__init__(**kwargs)")
     lines += [f"        self.{p.name} = {p.name}" for p in group.params if p.name in used]
     lines += [f"        {line}" for line in ctor.splitlines() if line]
-    if "dropout(self, " in body:  # its dropout sites' generator, as keras.layers.Dropout's
-        lines.append("        self.seed_generator = keras.random.SeedGenerator()")
+    if "dropout(self, " in body:  # its dropout sites' generator (no Keras variable)
+        lines.append(
+            "        self.dropout_rng = tf.random.Generator.from_non_deterministic_state()"
+        )
     if first.body is None:  # never called, so never built by Keras
         lines.append("        self.built = True")
     if first.is_root:
