@@ -7,8 +7,10 @@ new one, eagerly and under ``torch.compile`` (``jax.jit`` for jax), within 1e-4 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -147,6 +149,20 @@ def _small_cnn():
     return keras.Model(inp, out, name="small_cnn")
 
 
+def _assert_no_settled_guards(text: str) -> None:
+    """No guard is written twice in a row, and none on a size of a weight compared with a
+    literal (``self.bias.shape[0] > 1``: the torch root makes and loads every weight at its
+    table's shape)."""
+    lines = [line.strip() for line in text.splitlines()]
+    guards = [line for line in lines if line.startswith("if ") and "raise" in line]
+    assert all(a != b for a, b in itertools.pairwise(guards)), "a guard written twice"
+    for line in lines:
+        m = re.fullmatch(r"(.+) = self\.[\w.]+\.shape", line)
+        if m:
+            for name in m.group(1).split(", "):
+                assert not any(re.search(rf"= {name} [<>=!]+ \d+$", x) for x in lines), name
+
+
 def _cases(model, shape, batches=(2, 5), scale=1.0):
     out = {}
     for b in batches:
@@ -175,6 +191,7 @@ def test_a_keras_model_package_runs_without_tensorflow(tmp_path, target: str) ->
             assert f"= self.{attr}(" in text
         assert "class DepthwiseConv2D(torch.nn.Module):" in text
         assert "class ReLU" not in text  # weightless layers are written inline
+        _assert_no_settled_guards(text)
         keys = {w.path.replace("/", ".") for w in model.weights}
         assert set(report["state_dict"]) == keys  # every variable, by its Keras path
         trainable = {w.path.replace("/", ".") for w in model.trainable_weights}

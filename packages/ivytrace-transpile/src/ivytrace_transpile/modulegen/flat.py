@@ -44,12 +44,14 @@ from ivytrace_compile import sanitize
 from ivytrace_compile.standalone import StandaloneSource, generate_standalone
 from ivytrace_ir import (
     DEFAULT_ALLOWLIST,
+    Const,
     Graph,
     Node,
     ScalarSpec,
     TreeDef,
     Value,
     iter_arg_leaves,
+    map_arg,
     to_numpy,
 )
 
@@ -262,6 +264,67 @@ def _torch_root(name: str, function: str, layers: dict[str, str] | None = None) 
     )
 
 
+_PURE_SIZES = ("shape", "size")
+_PURE_OPERATORS = frozenset(
+    f"operator.{name}"
+    for name in ("add", "sub", "mul", "floordiv", "truediv", "mod", "pow", "neg", "pos", "abs",
+                 "eq", "ne", "lt", "le", "gt", "ge", "not_", "and_", "or_", "xor", "invert")
+)  # fmt: skip
+
+
+def _pure(node: Node) -> bool:
+    """A size read or Python arithmetic (never an in-place ``operator.i*``/``setitem``):
+    dropped when nothing reads its results."""
+    if node.meta.effect or node.meta.mutates:
+        return False
+    return node.op in _PURE_OPERATORS or node.op.rsplit(".", 1)[-1] in _PURE_SIZES
+
+
+def _tidy(graph: Graph, weight_ids: set[int], weights_fixed: bool) -> Graph:
+    """``graph`` with equal constants read as one (Keras's ``epsilon`` of every batch norm:
+    one constant, so the layers' code is alike), a guard repeated on the same value and
+    answer kept once, and, when ``weights_fixed`` (torch: the root makes every variable at
+    its table's shape and loads strictly), the guards on sizes computed from the weights'
+    sizes alone dropped (``self.bias.shape[0] > 1``: fixed by the weights); size reads and
+    size arithmetic nothing reads any more go with them."""
+    first: dict[Any, int] = {}
+    alias: dict[int, int] = {}
+    for j, c in enumerate(graph.constants):
+        arr = as_numpy(c.data)
+        alias[j] = first.setdefault((repr(c.spec), arr.dtype.str, arr.shape, arr.tobytes()), j)
+
+    def one(a: Any) -> Any:
+        return Const(alias[a.index]) if isinstance(a, Const) else a
+
+    settled: set[int] = set()
+    guards: set[tuple[int, str]] = set()
+    nodes: list[Node] = []
+    for n in graph.nodes:
+        n = dataclasses.replace(
+            n, args=map_arg(n.args, one), kwargs=tuple((k, map_arg(v, one)) for k, v in n.kwargs)
+        )
+        ins = [v.id for v in n.inputs()]
+        if weights_fixed and ins and _pure(n):
+            base = weight_ids if n.op.rsplit(".", 1)[-1] in _PURE_SIZES else settled
+            if all(i in base for i in ins):
+                settled.update(o.id for o in n.outputs)
+        if n.op == "ivytrace.guard" and len(n.args) == 2 and isinstance(n.args[0], Value):
+            key = (n.args[0].id, repr(n.args[1]))
+            if n.args[0].id in settled or key in guards:
+                continue
+            guards.add(key)
+        nodes.append(n)
+    outputs = map_arg(graph.outputs, one)
+    read = {o.id for o in iter_arg_leaves(outputs) if isinstance(o, Value)}
+    kept: list[Node] = []
+    for n in reversed(nodes):
+        if _pure(n) and not any(o.id in read for o in n.outputs):
+            continue
+        read.update(v.id for v in n.inputs())
+        kept.append(n)
+    return graph.replace(nodes=tuple(reversed(kept)), outputs=outputs)
+
+
 def _layers_by_path(model: Any) -> dict[str, Any]:
     """The root's own layers by the scope path the tracer gives them: a Functional or
     Sequential model's by name, another's by attribute."""
@@ -449,6 +512,7 @@ def render_flat(
         arg_names=graph.arg_names[1:],
         input_names=graph.input_names[len(keys) :],
     )
+    sub = _tidy(sub, {v.id for v in graph.inputs[: len(keys)]}, torch_target)
     layered = None
     if torch_target:
         param_keys = {graph.inputs[k].id: key_of[path] for k, path in enumerate(keys)}
