@@ -19,8 +19,9 @@ zoo's eval graphs and a checkpoint of a small conv net, is not repeated here):
   (issue 20: ``call(..., training=False)``; Keras drops a ``training=`` its ``call`` does not
   take without a word);
 - ``train_step``: one SGD step in the target, called with ``training=True`` where it takes
-  it, equals torch's step in train mode with every dropout off (batch norm on batch
-  statistics): the output after the step, on the same inputs;
+  it and the package's ``DROPOUT = False``, equals torch's step in train mode with every
+  dropout off (batch norm on batch statistics): the output after the step, on the same
+  inputs;
 - ``convert``: ``convert.from_torch`` on a full torch checkpoint (every ``state_dict`` key,
   another seed) and the package on it computes that checkpoint's model.
 
@@ -181,6 +182,9 @@ _CHILD = inspect.getsource(sibling_module("test_outputs")._open_package) + textw
     def train_step(kw, w):
         lr = spec["lr"]
         mode = {"training": True} if takes_training() else {}
+        written = import_module(f"{name}.model")
+        if hasattr(written, "DROPOUT"):  # trains with batch statistics, without dropout
+            written.DROPOUT = False
         if target == "tensorflow":
             layer = make()
             tkw = {k: tf.constant(v) for k, v in kw.items()}
