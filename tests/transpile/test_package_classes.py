@@ -195,3 +195,41 @@ def test_a_list_holding_a_class_and_its_variant_round_trips_as_a_keras_file(tmp_
     layer.save(tmp_path / "m.keras")
     again = keras.saving.load_model(tmp_path / "m.keras")
     np.testing.assert_allclose(np.asarray(again(x)), want, atol=1e-6)
+
+
+class Head(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+class HeadNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(3, 4)
+        self.head = Head()  # the attribute is the snake case of its class's name
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+@pytest.mark.parametrize("target", ["jax", "numpy"])
+def test_a_child_named_as_its_class_does_not_shadow_the_function(tmp_path, target):
+    """jax/numpy: class ``Head`` is the function ``head``; its caller's result of
+    ``self.head(...)`` is the local ``head``, so ``head = head(params['head'], body)`` raised
+    ``UnboundLocalError``. The function takes another name where a caller uses it."""
+    torch.manual_seed(0)
+    net, x = HeadNet().eval(), torch.randn(2, 3)
+    pkg = ivy.transpile(net, target=target, args=(x,)).save(tmp_path, name=f"headnet_{target}")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        importlib.invalidate_caches()
+        mod = importlib.import_module(pkg.name)
+    finally:
+        sys.path.remove(str(tmp_path))
+    for y in (x, torch.randn(5, 3)):
+        got = np.asarray(mod.forward(mod.load_params(), y.numpy()))
+        np.testing.assert_allclose(got, net(y).detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -57,17 +57,26 @@ def choose_classes(w: Writer) -> str:
     groups: dict[tuple[Any, ...], Group] = {}
     order: list[Group] = []
     by_name = {w.variant[inst.module]: inst for inst in w.instances}
+    callers: dict[str, set[str]] = {}  # jax, numpy: path -> the names its callers' code uses
+    if not w.keras:
+        for inst in w.instances:
+            _template_fn(w, inst, by_name)
+        for inst in w.instances:
+            names = set(re.findall(r"\b[A-Za-z_]\w*\b", inst.text))
+            for _, child, _ in inst.children:
+                callers.setdefault(child.path, set()).update(names)
     for inst in w.instances:
         if w.keras:
             _template(w, inst, inst_of)
-        else:
-            _template_fn(w, inst, by_name)
         kids = tuple(c.group.name for _, c, _ in inst.children if c.group is not None)
         key = (inst.cls, _code(inst.text), kids, inst.body is None, inst.is_root)
         group = groups.get(key)
         if group is None:
             base = inst.cls if w.keras else snake_case(inst.cls)
-            group = groups[key] = Group(w.names.fresh_name(base))
+            name = w.names.fresh_name(base)
+            while name in callers.get(inst.path, ()):  # a caller's local (head = head(...))
+                name = w.names.fresh_name(base)
+            group = groups[key] = Group(name)
             order.append(group)
         group.members.append(inst)
         inst.group = group
