@@ -262,3 +262,31 @@ def test_keras_applications_packages(tmp_path, name: str, target: str) -> None:
     assert max(report["compiled"].values()) < 1e-4 * scale, report["compiled"]
     if target == "torch":
         assert set(report["state_dict"]) == {w.path.replace("/", ".") for w in model.weights}
+
+
+def test_layers_alike_but_for_numbers_are_one_class() -> None:
+    """Two layers' forwards that differ only in numbers (a channel count, a stride, the
+    digits of a guard's message) are one class taking those numbers; each layer is made
+    with its own, and its forward reads as it did."""
+    from ivytrace_transpile.modulegen.flat import _layer_classes
+
+    def forward(c: int, s: int) -> str:
+        return (
+            "def forward(self, x):\n"
+            f"    if x[3] != {c}: raise ValueError('traced with {c} {{}}')\n"
+            f"    return (x[0] * {s}, {s}, 7, 'same')\n"
+        )
+
+    out = _layer_classes([("a", forward(3, 2)), ("b", forward(64, 1))], {"kernel"})
+    assert len(out) == 1
+    text, made = out[0]
+    assert made == {"a": "3, 2", "b": "64, 1"}
+    scope: dict[str, object] = {}
+    exec("class L:\n" + textwrap.indent(text, "    "), scope)
+    layer = scope["L"](64, 1)
+    assert layer.forward([5, 0, 0, 64]) == (5, 1, 7, "same")
+    with pytest.raises(ValueError, match=r"^traced with 64 \{\}$"):
+        layer.forward([5, 0, 0, 3])
+    # forwards that differ otherwise stay classes of their own
+    other = forward(3, 2).replace(" * ", " + ")
+    assert len(_layer_classes([("a", forward(3, 2)), ("b", other)], set())) == 2

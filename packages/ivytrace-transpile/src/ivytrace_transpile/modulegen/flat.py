@@ -34,7 +34,10 @@ them, so the package has every variable of the model.
 from __future__ import annotations
 
 import dataclasses
+import io
+import re
 import sys
+import tokenize
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -250,7 +253,7 @@ def _indent(function: str) -> str:
 
 
 def _torch_root(name: str, function: str, layers: dict[str, str] | None = None) -> str:
-    made = "".join(f"        self.{attr} = {cls}()\n" for attr, cls in (layers or {}).items())
+    made = "".join(f"        self.{attr} = {new}\n" for attr, new in (layers or {}).items())
     return (
         f"class {name}(torch.nn.Module):\n"
         f'    """{name}, translated from tensorflow (Keras) to torch."""\n\n'
@@ -422,6 +425,103 @@ def _without_unread_sizes(graph: Graph, children: dict[int, Any]) -> tuple[Graph
     return graph.replace(nodes=tuple(kept)), moved
 
 
+_DIGITS = re.compile(r"\d+")
+
+
+def _tokens(function: str) -> list[tokenize.TokenInfo]:
+    skip = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT)
+    toks = tokenize.generate_tokens(io.StringIO(function).readline)
+    return [t for t in toks if t.type not in skip and t.type != tokenize.ENDMARKER]
+
+
+def _skeleton(toks: list[tokenize.TokenInfo]) -> tuple[str, ...]:
+    """The tokens with numbers (and the digits inside strings) left out: two layers' code
+    with one skeleton differs only in those."""
+    return tuple(
+        "#"
+        if t.type == tokenize.NUMBER
+        else _DIGITS.sub("#", t.string)
+        if t.type == tokenize.STRING
+        else t.string
+        for t in toks
+    )
+
+
+def _layer_classes(
+    items: list[tuple[str, str]], leaves: set[str]
+) -> list[tuple[str, dict[str, str]]]:
+    """One Keras class's layers (attribute path, forward text) as the fewest classes: the
+    forwards alike but for their numbers are one class whose differing numbers are
+    constructor arguments (``self.n0``; a guard's message reads them in an f-string), each
+    layer made with its own. Returns (forward text, {path: constructor arguments})."""
+    groups: dict[tuple[str, ...], list[tuple[str, str, list[tokenize.TokenInfo]]]] = {}
+    for path, function in items:
+        toks = _tokens(function)
+        groups.setdefault(_skeleton(toks), []).append((path, function, toks))
+    out: list[tuple[str, dict[str, str]]] = []
+    for group in groups.values():
+        texts = {f for _, f, _ in group}
+        if len(texts) == 1:
+            out.append((group[0][1], {path: "" for path, _, _ in group}))
+            continue
+        templated = _template(group, leaves)
+        if templated is None:  # pragma: no cover - a name taken: one class per forward
+            for text in texts:
+                out.append((text, {p: "" for p, f, _ in group if f == text}))
+        else:
+            out.append(templated)
+    return out
+
+
+def _template(
+    group: list[tuple[str, str, list[tokenize.TokenInfo]]], leaves: set[str]
+) -> tuple[str, dict[str, str]] | None:
+    """One forward for ``group`` (forwards with one skeleton): each number that differs
+    between them read from ``self``, and each layer's constructor arguments."""
+    params: dict[tuple[str, ...], str] = {}  # the layers' texts of one number -> its name
+    spans: dict[tuple[int, int], str] = {}  # token start in the first text -> replacement
+    first = group[0][2]
+    for i, tok in enumerate(first):
+        column = [g[2][i].string for g in group]
+        if len(set(column)) == 1:
+            continue
+        if tok.type == tokenize.NUMBER:
+            name = params.setdefault(tuple(column), f"n{len(params)}")
+            spans[tok.start] = f"self.{name}"
+        else:  # a string whose digits differ: an f-string reading them
+            runs = [_DIGITS.findall(c) for c in column]
+            parts = _DIGITS.split(tok.string.replace("{", "{{").replace("}", "}}"))
+            text = parts[0]
+            for j in range(len(runs[0])):
+                vector = tuple(r[j] for r in runs)
+                if len(set(vector)) == 1:
+                    text += vector[0]
+                else:
+                    key = vector if all(str(int(v)) == v for v in vector) else ("str", *vector)
+                    text += "{self." + params.setdefault(key, f"n{len(params)}") + "}"
+                text += parts[j + 1]
+            spans[tok.start] = "f" + text
+    names = list(params.values())
+    if set(names) & leaves:
+        return None
+    lines = group[0][1].splitlines(keepends=True)
+    for (row, col), new in sorted(spans.items(), reverse=True):
+        tok = next(t for t in first if t.start == (row, col))
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + new + line[tok.end[1] :]
+    body = "".join(lines)
+    init = (
+        f"def __init__(self, {', '.join(names)}):\n    super().__init__()\n"
+        + "".join(f"    self.{n} = {n}\n" for n in names)
+        + "\n"
+    )
+    made = {}
+    for k, (path, _, _) in enumerate(group):
+        args = [repr(v[k + 1]) if v[0] == "str" else v[k] for v, _ in params.items()]
+        made[path] = ", ".join(args)
+    return init + body, made
+
+
 def _torch_layers(
     sub: Graph, model: Any, param_keys: dict[int, str], preset: dict[int, str], taken: set[str]
 ) -> tuple[StandaloneSource, list[str], dict[str, str]] | None:
@@ -431,31 +531,32 @@ def _torch_layers(
     found = boundaries(sub, top, param_keys) if top.children else {}
     if not top.children:
         return None
-    classes: dict[tuple[str, str], str] = {}
     texts: list[str] = []
     layers: dict[str, str] = {}
     helpers: dict[str, str] = {}
     imports: dict[str, None] = {}
     constants: dict[str, Any] = {}
+    by_kind: dict[str, list[tuple[str, str]]] = {}
+    docs: dict[str, str] = {}
+    leaves = {key.rsplit(".", 1)[-1] for key in param_keys.values()}
     for call in top.children:
         src = _layer_forward(sub, call, found[id(call)], param_keys)
         kind = sanitize(type(call.module).__name__, "Layer")
-        cls = classes.get((kind, src.function))
-        if cls is None:
+        by_kind.setdefault(kind, []).append((call.path, src.function))
+        docs[kind] = type(call.module).__name__
+        helpers.update(src.helpers)
+        imports.update(dict.fromkeys(src.imports))
+        constants.update(src.constants)
+    for kind, items in by_kind.items():
+        for function, made in _layer_classes(items, leaves):
             cls, k = kind, 0
             while cls in taken:
                 k += 1
                 cls = f"{kind}_{k}"
             taken.add(cls)
-            classes[(kind, src.function)] = cls
-            doc = (
-                f'    """The Keras {type(call.module).__name__} layer (its variables and call)."""'
-            )
-            texts.append(f"class {cls}(torch.nn.Module):\n{doc}\n\n{_indent(src.function)}\n")
-        layers[call.path] = cls
-        helpers.update(src.helpers)
-        imports.update(dict.fromkeys(src.imports))
-        constants.update(src.constants)
+            doc = f'    """The Keras {docs[kind]} layer (its variables and call)."""'
+            texts.append(f"class {cls}(torch.nn.Module):\n{doc}\n\n{_indent(function)}\n")
+            layers.update({path: f"{cls}({args})" for path, args in made.items()})
     root_sub, children = call_graph(
         sub, top, sub.inputs, sub.outputs, sub.out_tree, found, sub.input_names
     )
