@@ -11,8 +11,15 @@ parameters, so the ``state_dict`` keys stay the Keras paths. A call is left in t
 forward when it cannot be one (:func:`_layer_calls`): a weightless layer (an activation,
 a padding: written inline, as a port by hand does), a later call of a shared layer, a
 nested layer, a layer whose variables are not ``<layer path>/<name>``, or a call whose
-nodes interleave with the root's. Instances whose forward reads the same are one class
-(``Conv2D``); others get ``Conv2D_1``... jax and numpy keep one root function.
+nodes interleave with the root's. Layers of one Keras class whose forwards differ only in
+numbers (a channel count in a guard, a stride) are one class taking those numbers as
+constructor arguments (``self.conv1_conv = Conv2D(3, 2)``; :func:`_layer_classes`);
+forwards that differ otherwise are ``Conv2D_1``... jax and numpy keep one root function.
+
+Before it is written the graph is tidied (:func:`_tidy`): equal constants are read as one,
+a guard repeated on the same value is kept once, and for torch the guards on sizes
+computed from the weights' sizes alone are dropped (the root makes every variable at its
+table's shape and loads strictly, so those sizes cannot change).
 
 - The ``state_dict`` key of a variable is its Keras path with ``/`` as ``.``
   (``conv1_conv/kernel`` -> ``conv1_conv.kernel``), each part made a Python identifier
