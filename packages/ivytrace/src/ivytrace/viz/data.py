@@ -5,10 +5,10 @@ the union of two consecutive graphs with what the pass removed, merged or cached
 Module paths
 ------------
 A node's *module path* (``encoder.layer.0.attention``) groups it on the page. Where the
-tracer recorded the module call a node ran in (``NodeMeta.scope``: torch modules traced
-by ivytrace_intercept, and saved graphs of them), that call's path is the node's: it is
-what the code did, reshapes, attention and residual adds included. Otherwise (other
-frameworks, graphs without scopes) it is derived from the graph alone, in these steps:
+tracer recorded the module call a node ran in (``NodeMeta.scope``: torch modules and the
+layers of a Keras model traced by ivytrace_intercept, and saved graphs of them), that
+call's path is the node's: it is what the code did, reshapes, attention and residual adds
+included. Otherwise (other frameworks, graphs without scopes) it is derived from the graph alone, in these steps:
 
 1. Structural reads from an external (``ivytrace.getattr`` / ``ivytrace.getitem`` chains
    starting at ``self`` or another external) get a path: ``getitem(d, 'encoder')`` appends
