@@ -157,6 +157,17 @@ class Target:
         once: the arrays it returns, computed."""
         raise NotImplementedError(f"{self.name} does not stage")
 
+    def gelu(self, x: Any, approximate: bool) -> Any:
+        """GELU, exact (``erf``) or torch's tanh approximation: the target's own (the op
+        table's native: ``tf.nn.gelu``, ``jax.nn.gelu``), else written out."""
+        found = optable.OPS["gelu"].natives.get(self.name)
+        if found is not None:
+            return native(found)(x, approximate=approximate)
+        if approximate:
+            inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
+            return x * 0.5 * (self.ew("tanh", inner) + 1.0)
+        return x * 0.5 * (self.ew("erf", x * (1.0 / math.sqrt(2.0))) + 1.0)
+
     def softmax(self, x: Any, axis: Any) -> Any:
         """``exp(x - max) / sum`` over ``axis`` (an axis or a tuple of them)."""
         m = self.reduce("max", x, axis, True)

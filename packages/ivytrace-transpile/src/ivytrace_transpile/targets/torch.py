@@ -97,6 +97,9 @@ class TorchTarget(Target):
             return self.torch.polygamma(n, x)
         raise NotImplementedError("polygamma of an array order: torch.polygamma takes an int n")
 
+    def gelu(self, x: Any, approximate: bool) -> Any:
+        return self.torch.nn.functional.gelu(x, approximate="tanh" if approximate else "none")
+
     def softmax(self, x: Any, axis: Any) -> Any:
         if isinstance(axis, int):
             return self.torch.softmax(x, dim=axis)

@@ -4,8 +4,6 @@ and dropout (the identity when not training)."""
 
 from __future__ import annotations
 
-import math
-
 from ..._common import arg_rank, cast_to, dim_axes
 from ...registry import rule
 
@@ -62,11 +60,7 @@ def _celu(cx, x, alpha=1.0, inplace=False):
 
 @rule("torch.nn.functional.gelu")
 def _gelu(cx, x, approximate="none"):
-    t = cx.target
-    if approximate == "tanh":
-        inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
-        return x * 0.5 * (t.ew("tanh", inner) + 1.0)
-    return x * 0.5 * (t.ew("erf", x * (1.0 / math.sqrt(2.0))) + 1.0)
+    return cx.target.gelu(x, approximate == "tanh")
 
 
 @rule("torch.nn.functional.silu")
