@@ -291,8 +291,40 @@ class TFInterceptor(PatchingInterceptor):
         traced one: its sub-layers' calls are scopes."""
         if not self._layer_paths and self._layer_type is not None:
             if isinstance(module, self._layer_type):
-                self._layer_paths = _layer_paths(module, self._layer_type)
+                self._layer_paths = self._paths_of_layers(module, self._layer_type)
         super().bind_module(module, owner)
+
+    def _paths_of_layers(self, root: Any, layer_type: type) -> dict[int, tuple[Any, str]]:
+        """id(layer) -> (layer, path) for every layer under ``root`` (not ``root`` itself),
+        breadth first over :meth:`_children` as :meth:`bind_module` walks, so a layer
+        reached twice keeps its shortest path. A Functional or Sequential model's layers
+        are named by their ``name`` (its graph, not an attribute, calls them); other
+        layers' sub-layers by attribute, items of lists and dicts by index or key."""
+        graph_models = _graph_model_types()
+        out: dict[int, tuple[Any, str]] = {}
+        queue: deque[tuple[Any, str]] = deque([(root, "")])
+        seen = {id(root)}
+        while queue:
+            obj, path = queue.popleft()
+            prefix = f"{path}." if path else ""
+            if isinstance(obj, graph_models):
+                children = [(layer.name, layer) for layer in getattr(obj, "layers", ())]
+            else:
+                children = [
+                    (key, child)
+                    for (_, key), child in self._children(obj)
+                    if key not in _LAYER_LISTS and not str(key).startswith("_self_")
+                ]
+            for key, child in children:
+                if id(child) in seen:
+                    continue
+                if isinstance(child, layer_type):
+                    out[id(child)] = (child, prefix + layer_path_part(key))
+                elif not isinstance(child, list | tuple | dict):
+                    continue
+                seen.add(id(child))
+                queue.append((child, prefix + layer_path_part(key)))
+        return out
 
     def enter_layer(self, layer: Any) -> str | None:
         """The scope frame of a call of ``layer`` beginning now (pushed on
@@ -344,58 +376,28 @@ class TFInterceptor(PatchingInterceptor):
         return super().iterate(arr)
 
 
-def _layer_path_part(name: Any) -> str:
+def layer_path_part(name: Any) -> str:
     """A layer name or attribute as one part of a scope path (no ``.`` or ``@``)."""
     return str(name).replace(".", "_").replace("@", "_")
 
 
-def _layer_paths(root: Any, layer_type: type) -> dict[int, tuple[Any, str]]:
-    """id(layer) -> (layer, path) for every layer under ``root`` (not ``root`` itself),
-    breadth first, so a layer reached twice keeps its shortest path. A Functional or
-    Sequential model's layers are named by their ``name`` (its graph, not an attribute,
-    calls them); other layers' sub-layers by attribute, items of lists and dicts by index
-    or key."""
-    graph_models = tuple(
+_LAYER_LISTS = frozenset(
+    {"_layers", "_operations", "_seed_generators", "_functional", "_compile_metrics",
+     "_compile_loss", "_loss_tracker", "optimizer"}
+)  # fmt: skip
+"""Keras attributes that list layers already reached by their own attribute (beside the
+bookkeeping :attr:`PatchingInterceptor._SKIP_ATTRS` skips for variables)."""
+
+
+def _graph_model_types() -> tuple[type, ...]:
+    """Keras's Functional and Sequential classes, whose graph (not an attribute) calls their
+    layers (those loaded)."""
+    return tuple(
         cls
         for mod, name in (("keras.src.models.functional", "Functional"),
                           ("keras.src.models.sequential", "Sequential"))
         if isinstance(cls := getattr(sys.modules.get(mod), name, None), type)
     )  # fmt: skip
-    out: dict[int, tuple[Any, str]] = {}
-    queue: deque[tuple[Any, str]] = deque([(root, "")])
-    seen = {id(root)}
-
-    def add(child: Any, path: str) -> None:
-        if isinstance(child, layer_type) and id(child) not in seen:
-            seen.add(id(child))
-            out[id(child)] = (child, path)
-            queue.append((child, path))
-        elif isinstance(child, list | tuple | dict) and id(child) not in seen:
-            seen.add(id(child))
-            items = child.items() if isinstance(child, dict) else enumerate(child)
-            for k, c in list(items):
-                if isinstance(k, str | int):
-                    add(c, f"{path}.{_layer_path_part(k)}")
-
-    while queue:
-        obj, path = queue.popleft()
-        prefix = f"{path}." if path else ""
-        if isinstance(obj, graph_models):
-            for layer in getattr(obj, "layers", ()):
-                add(layer, prefix + _layer_path_part(layer.name))
-            continue
-        for k, c in list(getattr(obj, "__dict__", {}).items()):
-            if k not in _SKIP_LAYER_ATTRS and not k.startswith("_self_"):
-                add(c, prefix + _layer_path_part(k))
-    return out
-
-
-_SKIP_LAYER_ATTRS = frozenset(
-    {"_layers", "_tracker", "_operations", "_inbound_nodes", "_outbound_nodes", "_metrics",
-     "_losses", "_trainable_variables", "_non_trainable_variables", "_seed_generators",
-     "_functional", "_compile_metrics", "_compile_loss", "_loss_tracker", "optimizer"}
-)  # fmt: skip
-"""Keras bookkeeping attributes that list layers already reached by their own attribute."""
 
 
 def _layer_call(orig: Any) -> Any:

@@ -225,16 +225,16 @@ def iter_arg_leaves(arg: Arg) -> Iterator[Any]:
     while stack:
         a = pop()
         t = type(a)
-        if (
-            t is tuple
-            or t is list
-            or (t is not dict and t is not slice and isinstance(a, tuple | list))
-        ):
+        if t is tuple or t is list:
             push(reversed(a))
-        elif t is dict or isinstance(a, dict):
+        elif t is dict:
             push(reversed(list(a.values())))
         elif t is slice:
             push((a.step, a.stop, a.start))
+        elif isinstance(a, tuple | list):  # a subclass (a named tuple, torch.Size)
+            push(reversed(a))
+        elif isinstance(a, dict):
+            push(reversed(list(a.values())))
         else:
             yield a
 

@@ -52,6 +52,7 @@ import numpy as np
 
 from ivytrace_compile import sanitize
 from ivytrace_compile.standalone import StandaloneSource, generate_standalone
+from ivytrace_intercept.tf_interceptor import layer_path_part
 from ivytrace_ir import (
     DEFAULT_ALLOWLIST,
     Const,
@@ -344,7 +345,7 @@ def _layers_by_path(model: Any) -> dict[str, Any]:
         return out
     for layer in getattr(model, "layers", None) or ():
         if isinstance(layer, layer_type) and isinstance(getattr(layer, "name", None), str):
-            out.setdefault(layer.name.replace(".", "_").replace("@", "_"), layer)
+            out.setdefault(layer_path_part(layer.name), layer)
     for attr, value in vars(model).items():
         if isinstance(value, layer_type):
             out.setdefault(attr, value)
