@@ -266,27 +266,103 @@ def test_keras_applications_packages(tmp_path, name: str, target: str) -> None:
 
 def test_layers_alike_but_for_numbers_are_one_class() -> None:
     """Two layers' forwards that differ only in numbers (a channel count, a stride, the
-    digits of a guard's message) are one class taking those numbers; each layer is made
-    with its own, and its forward reads as it did."""
+    digits of a guard's message) are one class taking those numbers, named after the
+    layers' Keras config (``input_shape_3``: the build config's input shape, ``strides``:
+    both entries of it); each layer is made with its own, and its forward reads as it
+    did."""
     from ivytrace_transpile.modulegen.flat import _layer_classes
 
     def forward(c: int, s: int) -> str:
         return (
             "def forward(self, x):\n"
-            f"    if x[3] != {c}: raise ValueError('traced with {c} {{}}')\n"
-            f"    return (x[0] * {s}, {s}, 7, 'same')\n"
+            "    shape, shape_1, shape_2, shape_3 = x.shape\n"
+            f"    if shape_3 != {c}: raise ValueError('traced with {c} {{}}')\n"
+            f"    return (shape * {s}, ({s}, {s}), 7, 'same')\n"
         )
 
-    out = _layer_classes([("a", forward(3, 2)), ("b", forward(64, 1))], {"kernel"})
+    configs = {
+        "a": {"filters": 8, "strides": (2, 2), "strides_0": 2, "strides_1": 2, "input_shape_3": 3},
+        "b": {"filters": 8, "strides": (1, 1), "strides_0": 1, "strides_1": 1, "input_shape_3": 64},
+    }  # fmt: skip
+    items = [("a", forward(3, 2)), ("b", forward(64, 1))]
+    out = _layer_classes(items, {"kernel"}, configs)
     assert len(out) == 1
     text, made = out[0]
-    assert made == {"a": "3, 2", "b": "64, 1"}
+    assert made == {"a": "input_shape_3=3, strides=2", "b": "input_shape_3=64, strides=1"}
+    assert "def __init__(self, input_shape_3, strides):" in text and "n0" not in text
     scope: dict[str, object] = {}
     exec("class L:\n" + textwrap.indent(text, "    "), scope)
-    layer = scope["L"](64, 1)
-    assert layer.forward([5, 0, 0, 64]) == (5, 1, 7, "same")
+    layer = scope["L"](input_shape_3=64, strides=1)
+    assert layer.forward(np.zeros((5, 0, 0, 64))) == (5, (1, 1), 7, "same")
     with pytest.raises(ValueError, match=r"^traced with 64 \{\}$"):
-        layer.forward([5, 0, 0, 3])
+        layer.forward(np.zeros((5, 0, 0, 3)))
     # forwards that differ otherwise stay classes of their own
     other = forward(3, 2).replace(" * ", " + ")
     assert len(_layer_classes([("a", forward(3, 2)), ("b", other)], set())) == 2
+
+
+def test_constructor_parameters_without_a_config_are_named_by_what_they_feed() -> None:
+    """Where no config value is the number (or the layer has no config), a constructor
+    parameter is named after the argument it feeds (``F.conv2d``'s ``stride`` and
+    ``groups``) or the size it is compared with; a name taken (a weight's, a builtin, a
+    module alias, ``nn.Module``'s) gets a suffix, and names are unique."""
+    from ivytrace_transpile.modulegen.flat import _layer_classes
+
+    def forward(c: int, s: int, pad: int) -> str:
+        return (
+            "def forward(self, x):\n"
+            "    shape, shape_1, shape_2, shape_3 = x.shape\n"
+            f"    if shape_3 != {c}: raise ValueError('traced with {c}')\n"
+            f"    y = F.conv2d(x, self.kernel, None, ({s}, 1), (0, 0), (1, 1), {c})\n"
+            f"    return F.pad(y, [0, 0, 0, 0], mode='constant', value={pad}.5)\n"
+        )
+
+    items = [("a", forward(3, 2, 0)), ("b", forward(64, 1, 1))]
+    ((text, made),) = _layer_classes(items, {"kernel"}, None)
+    assert made == {"a": "input_shape_3=3, conv2d_stride_0=2, pad_value=0.5",
+                    "b": "input_shape_3=64, conv2d_stride_0=1, pad_value=1.5"}  # fmt: skip
+    assert "n0" not in text
+    # config keys that are taken names: a weight's, a builtin's, an nn.Module attribute's
+    configs = {
+        "a": {"kernel": 3, "max": 2, "training": 0.5},
+        "b": {"kernel": 64, "max": 1, "training": 1.5},
+    }
+    ((text, made),) = _layer_classes(items, {"kernel", "training"}, configs)
+    assert made == {"a": "kernel_1=3, max_1=2, training_1=0.5",
+                    "b": "kernel_1=64, max_1=1, training_1=1.5"}  # fmt: skip
+    assert "def __init__(self, kernel_1, max_1, training_1):" in text
+
+
+def _strided_model():
+    inp = keras.Input((12, 12, 3))
+    h = keras.layers.Conv2D(6, 1, strides=1, name="c1")(inp)
+    h = keras.layers.LayerNormalization(epsilon=1e-3, name="ln1")(h)
+    h = keras.layers.Conv2D(8, 1, strides=2, name="c2")(h)
+    h = keras.layers.LayerNormalization(epsilon=1e-5, name="ln2")(h)
+    h = keras.layers.GlobalAveragePooling2D()(h)
+    out = keras.layers.Dense(3, name="fc")(h)
+    return keras.Model(inp, out, name="strided")
+
+
+def test_a_keras_package_names_constructor_parameters_after_the_config(tmp_path) -> None:
+    """Two Conv2D layers of different strides (and input channels) are one class whose
+    constructor takes ``strides`` and ``input_shape_3`` (Keras's names), two
+    LayerNormalization layers of different ``epsilon`` one class taking ``epsilon`` (the
+    constant it reads); the package still matches Keras eagerly and under
+    ``torch.compile``, where tensorflow cannot be imported."""
+    model = _strided_model()
+    x = _RNG.standard_normal((2, 12, 12, 3)).astype(np.float32)
+    it.transpile(model, target="torch", args=(tf.constant(x),), output_dir=tmp_path)
+    text = (tmp_path / "strided_torch" / "model.py").read_text()
+    init = re.search(
+        r"class Conv2D\(torch.nn.Module\):\n.*?\n    def __init__\(self, (.*?)\):", text, re.S
+    )
+    assert init is not None and set(init.group(1).split(", ")) >= {"strides", "input_shape_3"}
+    assert not re.search(r"\bn\d+\b", text)
+    assert re.search(r"self\.c1 = Conv2D\(.*\bstrides=1\b", text)
+    assert re.search(r"self\.c2 = Conv2D\(.*\bstrides=2\b", text)
+    assert "self.ln1 = LayerNormalization(epsilon=CONSTANTS[" in text
+    assert "(self.strides, self.strides)" in text  # F.conv2d's stride
+    report = run_package(tmp_path, "strided_torch", "torch", _cases(model, (12, 12, 3)))
+    assert max(report["errors"].values()) < 1e-4, report["errors"]
+    assert max(report["compiled"].values()) < 1e-4, report["compiled"]

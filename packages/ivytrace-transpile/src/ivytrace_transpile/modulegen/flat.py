@@ -12,9 +12,13 @@ forward when it cannot be one (:func:`_layer_calls`): a weightless layer (an act
 a padding: written inline, as a port by hand does), a later call of a shared layer, a
 nested layer, a layer whose variables are not ``<layer path>/<name>``, or a call whose
 nodes interleave with the root's. Layers of one Keras class whose forwards differ only in
-numbers (a channel count in a guard, a stride) are one class taking those numbers as
-constructor arguments (``self.conv1_conv = Conv2D(3, 2)``; :func:`_layer_classes`);
-forwards that differ otherwise are ``Conv2D_1``... jax and numpy keep one root function.
+numbers (a channel count in a guard, a stride) or in which ``CONSTANTS`` entry they read
+(an ``epsilon``) are one class taking those as constructor arguments
+(``self.conv1_conv = Conv2D(input_shape_3=3, strides=2)``; :func:`_layer_classes`), each
+named after the key of the layers' Keras config (``get_config()``, then the build
+config's ``input_shape``) whose value it is in every layer, else after what it feeds
+(``conv2d_groups``), else ``n0``; forwards that differ otherwise are ``Conv2D_1``... jax
+and numpy keep one root function.
 
 Before it is written the graph is tidied (:func:`_tidy`): equal constants are read as one,
 a guard repeated on the same value is kept once, and for torch the guards on sizes
@@ -40,8 +44,12 @@ them, so the package has every variable of the model.
 
 from __future__ import annotations
 
+import ast
+import builtins
 import dataclasses
 import io
+import keyword
+import math
 import re
 import sys
 import tokenize
@@ -455,13 +463,283 @@ def _skeleton(toks: list[tokenize.TokenInfo]) -> tuple[str, ...]:
     )
 
 
+def layer_config(layer: Any) -> dict[str, Any]:
+    """The numbers a Keras layer was made and built with, flattened (:func:`_flatten`):
+    its ``get_config()`` (``strides``, ``filters``, ``epsilon``...), then its build
+    config's (``input_shape``). What a class's constructor parameters are named after."""
+    config: dict[str, Any] = {}
+    get = getattr(layer, "get_config", None)
+    if callable(get):
+        try:
+            config = dict(get() or {})
+        except NotImplementedError:  # a custom layer whose arguments Keras cannot list
+            config = {}
+    build = getattr(layer, "get_build_config", None)
+    built = build() if callable(build) else None
+    if isinstance(built, dict):
+        config.update({k: v for k, v in built.items() if k not in config})
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        _flatten(sanitize(str(key), "n"), value, out)
+    return out
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
+
+
+def _flatten(name: str, value: Any, out: dict[str, Any]) -> None:
+    """``name`` -> a number, or a tuple of numbers (``strides``: (2, 2)) whose entries are
+    also ``name_0``, ``name_1``... (nested: ``padding_0_1``); other values are left out."""
+    if _is_number(value):
+        out.setdefault(name, value)
+    elif isinstance(value, tuple | list):
+        if value and all(_is_number(v) for v in value):
+            out.setdefault(name, tuple(value))
+        for i, v in enumerate(value):
+            _flatten(f"{name}_{i}", v, out)
+
+
+def _equal(number: Any, value: Any) -> bool:
+    """Whether a literal of the code is a config value (every entry of a tuple)."""
+    if isinstance(value, tuple):
+        return all(_equal(number, v) for v in value)
+    if isinstance(number, int) and isinstance(value, int | np.integer):
+        return number == int(value)
+    a, b = float(number), float(value)
+    return a == b or abs(a - b) <= 1e-6 * max(abs(a), abs(b))
+
+
+@dataclass(frozen=True)
+class _Site:
+    """What one literal of a forward feeds: a descriptive name (``conv2d_stride``,
+    ``x_shape_3``) and, for an entry of a tuple argument, its index."""
+
+    name: str
+    index: int | None = None
+
+    def words(self) -> set[str]:
+        return {w for w in self.name.lower().split("_") if w}
+
+
+_CALL_ROOTS = frozenset({"torch", "F", "math", "nn"})
+"""The module aliases a written torch forward calls functions through."""
+
+_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
+           ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow"}  # fmt: skip
+
+
+def _param_names_of(func: ast.expr, method: bool) -> list[str]:
+    """The parameter names of the written call ``func`` (``F.conv2d``: input, weight, bias,
+    stride...), from its signature or its docstring's first line (torch's builtins);
+    ``method``: a ``Tensor`` method called on a local (``x.add``), self left out."""
+    import inspect
+
+    import torch
+
+    parts: list[str] = []
+    node = func
+    while isinstance(node, ast.Attribute):
+        parts.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return []
+    roots = {"torch": torch, "F": torch.nn.functional, "math": math, "nn": torch.nn}
+    if method:
+        obj: Any = getattr(torch.Tensor, parts[-1], None)
+    else:
+        obj = roots.get(node.id, getattr(builtins, node.id, None))
+        for part in parts:
+            obj = getattr(obj, part, None)
+    if obj is None:
+        return []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    try:
+        params = inspect.signature(obj).parameters.values()
+        names = [p.name for p in params if p.kind in positional]
+    except (TypeError, ValueError):  # a builtin: its docstring says ``conv2d(input, ...)``
+        m = re.match(r"\s*[\w.]+\(([^)]*)\)", obj.__doc__ or "")
+        names = []
+        for entry in m.group(1).split(",") if m else ():
+            name = entry.split("=")[0].strip()
+            if name.startswith("*"):  # keyword-only parameters follow
+                break
+            names.append(name)
+    return [n for n in names if n.isidentifier() and n != "self"]
+
+
+def _literal_sites(function: str) -> dict[tuple[int, int], _Site]:
+    """Token start -> what the literal there feeds, for the numbers of ``function`` (a
+    written forward) and its reads of ``CONSTANTS``, where one feeds a call's argument
+    (``conv2d_stride``), a comparison with a size read from an array (``x.shape[3]``:
+    ``input_shape_3``), arithmetic or an index."""
+    tree = ast.parse(function)
+    lines = function.splitlines()
+    parent: dict[ast.AST, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parent[child] = node
+    fn = tree.body[0]
+    args = set()
+    if isinstance(fn, ast.FunctionDef):
+        every = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+        args = {a.arg for a in every} - {"self"}
+    sizes: dict[str, tuple[str, int]] = {}  # a, b = x.shape: a -> (x, 0)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Tuple)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "shape"
+            and isinstance(node.value.value, ast.Name)
+        ):
+            for i, t in enumerate(node.targets[0].elts):
+                if isinstance(t, ast.Name):
+                    sizes[t.id] = (node.value.value.id, i)
+    out: dict[tuple[int, int], _Site] = {}
+    for leaf in ast.walk(tree):
+        number = isinstance(leaf, ast.Constant) and _is_number(leaf.value)
+        stored = (
+            isinstance(leaf, ast.Subscript)
+            and isinstance(leaf.value, ast.Name)
+            and leaf.value.id == "CONSTANTS"
+        )
+        if not (number or stored):
+            continue
+        node: ast.AST = leaf
+        index = None
+        while isinstance(parent.get(node), ast.UnaryOp):
+            node = parent[node]
+        up = parent.get(node)
+        if isinstance(up, ast.Tuple | ast.List):
+            index, node = up.elts.index(node), up
+            up = parent.get(node)
+        site = None
+        word = None
+        if isinstance(up, ast.keyword):  # a keyword argument: f(..., value=0.0)
+            word, up = up.arg, parent.get(up)
+        if isinstance(up, ast.Call):
+            func = up.func
+            short = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            method = isinstance(func, ast.Attribute) and (
+                not isinstance(func.value, ast.Name) or func.value.id not in _CALL_ROOTS
+            )
+            if word is None:
+                pos = up.args.index(node)
+                names = _param_names_of(func, method)
+                word = names[pos] if pos < len(names) else f"arg{pos}"
+            site = _Site(f"{short}_{word}", index)
+        elif isinstance(up, ast.Compare):
+            other = next((o for o in (up.left, *up.comparators) if o is not node), None)
+            if isinstance(other, ast.Name) and other.id in sizes:
+                array, dim = sizes[other.id]
+                site = _Site(f"{'input' if array in args else array}_shape_{dim}")
+            elif isinstance(other, ast.Name):
+                site = _Site(f"{other.id}_value")
+            elif (
+                isinstance(other, ast.Subscript)
+                and isinstance(other.value, ast.Name)
+                and isinstance(other.slice, ast.Constant)
+            ):
+                site = _Site(f"{other.value.id}_{other.slice.value}")
+        elif isinstance(up, ast.BinOp) and type(up.op) in _BINOPS:
+            site = _Site(f"{_BINOPS[type(up.op)]}_operand")
+        elif isinstance(up, ast.Subscript) and isinstance(up.value, ast.Name):
+            site = _Site(f"{up.value.id}_index")
+        if site is not None:
+            row = leaf.lineno  # token columns count characters, ast's count utf-8 bytes
+            col = len(lines[row - 1].encode()[: leaf.col_offset].decode())
+            out[(row, col)] = site
+    return out
+
+
+_ALIASES = frozenset({"torch", "F", "nn", "jnp", "np", "math", "jax", "lax", "self"})
+
+
+def _name_params(
+    keys: list[tuple[str, ...]],
+    sites: dict[tuple[str, ...], list[_Site]],
+    configs: list[dict[str, Any]] | None,
+    reserved: set[str],
+    constants: dict[str, Any],
+) -> dict[tuple[str, ...], str]:
+    """A constructor parameter's name per differing value (``keys``: its texts in the
+    group's layers; ``("str", ...)``: digits of a string, ``("const", ...)``: keys of
+    ``CONSTANTS``): the key of the layers' config whose value it is in every layer
+    (``strides``: every entry of it, ``strides_0``: the first), the one whose words its
+    sites share most where several fit; else a name from what it feeds (``conv2d_groups``,
+    ``input_shape_3``); else ``n0``... Unique, and none in ``reserved`` (the weights'
+    names, ``nn.Module``'s), a builtin, a keyword or a module alias."""
+    taken = set(reserved) | _ALIASES | set(dir(builtins)) | set(keyword.kwlist)
+    out: dict[tuple[str, ...], str] = {}
+    for k, key in enumerate(keys):
+        values = _values(key, constants)
+        name = None
+        if values is not None and configs:
+            fits = [
+                c for c in configs[0]
+                if all(c in cfg and _equal(v, cfg[c]) for v, cfg in zip(values, configs))
+            ]  # fmt: skip
+            if fits:
+                words = [s.words() for s in sites.get(key, [])]
+                name = max(fits, key=lambda c: (_shared(c, words), -fits.index(c)))
+        if name is None and sites.get(key):
+            first = sites[key][0]
+            indices = {s.index for s in sites[key] if s.name == first.name}
+            one_entry = first.index is not None and len(indices) == 1
+            name = f"{first.name}_{first.index}" if one_entry else first.name
+        name = sanitize(name or f"n{k}", "n")
+        unique, j = name, 0
+        while unique in taken:
+            j += 1
+            unique = f"{name}_{j}"
+        taken.add(unique)
+        out[key] = unique
+    return out
+
+
+def _values(key: tuple[str, ...], constants: dict[str, Any]) -> list[Any] | None:
+    """The value of a differing literal in each layer, where each is a number."""
+    if key[0] == "str":
+        return None
+    if key[0] == "const":
+        arrays = [as_numpy(constants[c]) if c in constants else None for c in key[1:]]
+        if any(a is None or a.size != 1 for a in arrays):
+            return None
+        return [a.reshape(()).item() for a in arrays]  # type: ignore[union-attr]
+    values = []
+    for text in key:
+        try:
+            values.append(ast.literal_eval(text))
+        except (ValueError, SyntaxError):  # pragma: no cover - a literal that is no number
+            return None
+    return values if all(_is_number(v) for v in values) else None
+
+
+def _shared(candidate: str, words: list[set[str]]) -> int:
+    """How many of a config key's words the sites' words have (``strides`` in
+    ``conv2d_stride``, ``eps`` in ``epsilon``: a prefix of three letters or more)."""
+
+    def alike(a: str, b: str) -> bool:
+        return a == b or (min(len(a), len(b)) >= 3 and (a.startswith(b) or b.startswith(a)))
+
+    mine = {w for w in candidate.lower().split("_") if w}
+    return sum(any(alike(a, b) for b in ws) for ws in words for a in mine)
+
+
 def _layer_classes(
-    items: list[tuple[str, str]], leaves: set[str]
+    items: list[tuple[str, str]],
+    reserved: set[str],
+    configs: dict[str, dict[str, Any]] | None = None,
+    constants: dict[str, Any] | None = None,
 ) -> list[tuple[str, dict[str, str]]]:
     """One Keras class's layers (attribute path, forward text) as the fewest classes: the
-    forwards alike but for their numbers are one class whose differing numbers are
-    constructor arguments (``self.n0``; a guard's message reads them in an f-string), each
-    layer made with its own. Returns (forward text, {path: constructor arguments})."""
+    forwards alike but for their numbers are one class whose differing numbers (and reads
+    of ``CONSTANTS``) are constructor arguments named after the layers' config
+    (``self.strides``; a guard's message reads them in an f-string; :func:`_name_params`;
+    ``configs``: each path's :func:`layer_config`; ``constants``: ``CONSTANTS``'s arrays),
+    each layer made with its own (``Conv2D(strides=2)``). Returns (forward text, {path:
+    constructor arguments})."""
     groups: dict[tuple[str, ...], list[tuple[str, str, list[tokenize.TokenInfo]]]] = {}
     for path, function in items:
         toks = _tokens(function)
@@ -472,62 +750,109 @@ def _layer_classes(
         if len(texts) == 1:
             out.append((group[0][1], {path: "" for path, _, _ in group}))
             continue
-        templated = _template(group, leaves)
-        if templated is None:  # pragma: no cover - a name taken: one class per forward
-            for text in texts:
-                out.append((text, {p: "" for p, f, _ in group if f == text}))
-        else:
-            out.append(templated)
+        layer_configs = None
+        if configs is not None and all(p in configs for p, _, _ in group):
+            layer_configs = [configs[p] for p, _, _ in group]
+        out.append(_template(group, reserved, layer_configs, constants or {}))
     return out
 
 
+def _stored_key(toks: list[tokenize.TokenInfo], i: int) -> bool:
+    """Whether ``toks[i:i + 4]`` read ``CONSTANTS['c3']``."""
+    return (
+        i + 3 < len(toks)
+        and toks[i].string == "CONSTANTS"
+        and toks[i + 1].string == "["
+        and toks[i + 2].type == tokenize.STRING
+        and toks[i + 3].string == "]"
+        and toks[i].start[0] == toks[i + 3].end[0]
+    )
+
+
 def _template(
-    group: list[tuple[str, str, list[tokenize.TokenInfo]]], leaves: set[str]
-) -> tuple[str, dict[str, str]] | None:
-    """One forward for ``group`` (forwards with one skeleton): each number that differs
-    between them read from ``self``, and each layer's constructor arguments."""
-    params: dict[tuple[str, ...], str] = {}  # the layers' texts of one number -> its name
-    spans: dict[tuple[int, int], str] = {}  # token start in the first text -> replacement
+    group: list[tuple[str, str, list[tokenize.TokenInfo]]],
+    reserved: set[str],
+    configs: list[dict[str, Any]] | None,
+    constants: dict[str, Any],
+) -> tuple[str, dict[str, str]]:
+    """One forward for ``group`` (forwards with one skeleton): each number (or read of
+    ``CONSTANTS``) that differs between them read from ``self``, and each layer's
+    constructor arguments."""
     first = group[0][2]
-    for i, tok in enumerate(first):
+    found: dict[tuple[str, ...], None] = {}  # the layers' texts of one value, in order
+    sites: dict[tuple[str, ...], list[_Site]] = {}
+    where = _literal_sites(group[0][1])
+    # (first token, last token, the value's key or a string's parts)
+    edits: list[tuple[tokenize.TokenInfo, tokenize.TokenInfo, Any]] = []
+
+    def seen(key: tuple[str, ...], at: tuple[int, int]) -> None:
+        found.setdefault(key)
+        if at in where:
+            sites.setdefault(key, []).append(where[at])
+
+    i = 0
+    while i < len(first):
+        tok = first[i]
         column = [g[2][i].string for g in group]
+        if _stored_key(first, i):
+            column = [g[2][i + 2].string for g in group]
+            if len(set(column)) > 1:
+                key = ("const", *(ast.literal_eval(c) for c in column))
+                seen(key, tok.start)
+                edits.append((tok, first[i + 3], key))
+            i += 4
+            continue
+        i += 1
         if len(set(column)) == 1:
             continue
         if tok.type == tokenize.NUMBER:
-            name = params.setdefault(tuple(column), f"n{len(params)}")
-            spans[tok.start] = f"self.{name}"
+            seen(tuple(column), tok.start)
+            edits.append((tok, tok, tuple(column)))
         else:  # a string whose digits differ: an f-string reading them
             runs = [_DIGITS.findall(c) for c in column]
-            parts = _DIGITS.split(tok.string.replace("{", "{{").replace("}", "}}"))
-            text = parts[0]
+            parts: list[Any] = []
             for j in range(len(runs[0])):
                 vector = tuple(r[j] for r in runs)
                 if len(set(vector)) == 1:
-                    text += vector[0]
-                else:
-                    key = vector if all(str(int(v)) == v for v in vector) else ("str", *vector)
-                    text += "{self." + params.setdefault(key, f"n{len(params)}") + "}"
-                text += parts[j + 1]
-            spans[tok.start] = "f" + text
-    names = list(params.values())
-    if set(names) & leaves:
-        return None
+                    parts.append(vector[0])
+                    continue
+                key = vector if all(str(int(v)) == v for v in vector) else ("str", *vector)
+                seen(key, tok.start)
+                parts.append(key)
+            edits.append((tok, tok, parts))
+    names = _name_params(list(found), sites, configs, reserved, constants)
     lines = group[0][1].splitlines(keepends=True)
-    for (row, col), new in sorted(spans.items(), reverse=True):
-        tok = next(t for t in first if t.start == (row, col))
-        line = lines[row - 1]
-        lines[row - 1] = line[:col] + new + line[tok.end[1] :]
+    for start, end, what in sorted(edits, key=lambda e: e[0].start, reverse=True):
+        if isinstance(what, tuple):
+            new = f"self.{names[what]}"
+        else:
+            pieces = _DIGITS.split(start.string.replace("{", "{{").replace("}", "}}"))
+            new = "f" + pieces[0]
+            for part, rest in zip(what, pieces[1:], strict=True):
+                new += (part if isinstance(part, str) else "{self." + names[part] + "}") + rest
+        (row, col), line = start.start, lines[start.start[0] - 1]
+        lines[row - 1] = line[:col] + new + line[end.end[1] :]
     body = "".join(lines)
+    params = list(found)
     init = (
-        f"def __init__(self, {', '.join(names)}):\n    super().__init__()\n"
-        + "".join(f"    self.{n} = {n}\n" for n in names)
+        f"def __init__(self, {', '.join(names[p] for p in params)}):\n"
+        "    super().__init__()\n"
+        + "".join(f"    self.{names[p]} = {names[p]}\n" for p in params)
         + "\n"
     )
     made = {}
     for k, (path, _, _) in enumerate(group):
-        args = [repr(v[k + 1]) if v[0] == "str" else v[k] for v, _ in params.items()]
-        made[path] = ", ".join(args)
+        made[path] = ", ".join(f"{names[p]}={_argument(p, k)}" for p in params)
     return init + body, made
+
+
+def _argument(key: tuple[str, ...], k: int) -> str:
+    """The text layer ``k`` of a group is made with for the value ``key``."""
+    if key[0] == "str":
+        return repr(key[k + 1])
+    if key[0] == "const":
+        return f"CONSTANTS[{key[k + 1]!r}]"
+    return key[k]
 
 
 def _torch_layers(
@@ -546,7 +871,9 @@ def _torch_layers(
     constants: dict[str, Any] = {}
     by_kind: dict[str, list[tuple[str, str]]] = {}
     docs: dict[str, str] = {}
-    leaves = {key.rsplit(".", 1)[-1] for key in param_keys.values()}
+    # constructor parameters are attributes beside the weights and nn.Module's own
+    reserved = {key.rsplit(".", 1)[-1] for key in param_keys.values()} | _torch_reserved()
+    configs = {call.path: layer_config(call.module) for call in top.children}
     for call in top.children:
         src = _layer_forward(sub, call, found[id(call)], param_keys)
         kind = sanitize(type(call.module).__name__, "Layer")
@@ -556,7 +883,7 @@ def _torch_layers(
         imports.update(dict.fromkeys(src.imports))
         constants.update(src.constants)
     for kind, items in by_kind.items():
-        for function, made in _layer_classes(items, leaves):
+        for function, made in _layer_classes(items, reserved, configs, constants):
             cls, k = kind, 0
             while cls in taken:
                 k += 1
