@@ -23,7 +23,9 @@ and numpy keep one root function.
 Before it is written the graph is tidied (:func:`_tidy`): equal constants are read as one,
 a guard repeated on the same value is kept once, and for torch the guards on sizes
 computed from the weights' sizes alone are dropped (the root makes every variable at its
-table's shape and loads strictly, so those sizes cannot change).
+table's shape and loads strictly, so those sizes cannot change); then
+``ivytrace_passes.prune`` takes out what only those guards read and renumbers the
+constants.
 
 - The ``state_dict`` key of a variable is its Keras path with ``/`` as ``.``
   (``conv1_conv/kernel`` -> ``conv1_conv.kernel``), each part made a Python identifier
@@ -73,6 +75,7 @@ from ivytrace_ir import (
     map_arg,
     to_numpy,
 )
+from ivytrace_passes import prune
 
 from ..structure import (
     CallBoundary,
@@ -293,7 +296,7 @@ _PURE_OPERATORS = frozenset(
 
 def _pure(node: Node) -> bool:
     """A size read or Python arithmetic (never an in-place ``operator.i*``/``setitem``):
-    dropped when nothing reads its results."""
+    what :func:`_tidy` follows from the weights' sizes to the guards they settle."""
     if node.meta.effect or node.meta.mutates:
         return False
     return node.op in _PURE_OPERATORS or node.op.rsplit(".", 1)[-1] in _PURE_SIZES
@@ -304,8 +307,10 @@ def _tidy(graph: Graph, weight_ids: set[int], weights_fixed: bool) -> Graph:
     one constant, so the layers' code is alike), a guard repeated on the same value and
     answer kept once, and, when ``weights_fixed`` (torch: the root makes every variable at
     its table's shape and loads strictly), the guards on sizes computed from the weights'
-    sizes alone dropped (``self.bias.shape[0] > 1``: fixed by the weights); size reads and
-    size arithmetic nothing reads any more go with them."""
+    sizes alone dropped (``self.bias.shape[0] > 1``: fixed by the weights); what nothing
+    reads any more (those sizes' reads and arithmetic, the constants read as others) goes
+    with them (``prune``, before any part is written, so the renumbered constants are the
+    ones every part reads)."""
     first: dict[Any, int] = {}
     alias: dict[int, int] = {}
     for j, c in enumerate(graph.constants):
@@ -333,15 +338,10 @@ def _tidy(graph: Graph, weight_ids: set[int], weights_fixed: bool) -> Graph:
                 continue
             guards.add(key)
         nodes.append(n)
-    outputs = map_arg(graph.outputs, one)
-    read = {o.id for o in iter_arg_leaves(outputs) if isinstance(o, Value)}
-    kept: list[Node] = []
-    for n in reversed(nodes):
-        if _pure(n) and not any(o.id in read for o in n.outputs):
-            continue
-        read.update(v.id for v in n.inputs())
-        kept.append(n)
-    return graph.replace(nodes=tuple(reversed(kept)), outputs=outputs)
+    # what only the dropped guards read goes, and the constants read as others; the rest
+    # of the graph was pruned with the translation. The constants are renumbered here,
+    # before any part of the package is written from the graph.
+    return prune(graph.replace(nodes=tuple(nodes), outputs=map_arg(graph.outputs, one)))
 
 
 def _layers_by_path(model: Any) -> dict[str, Any]:
@@ -422,7 +422,12 @@ def _layer_forward(
 def _without_unread_sizes(graph: Graph, children: dict[int, Any]) -> tuple[Graph, dict[int, Any]]:
     """``graph`` less the size reads (``x.shape``) nothing reads (the layers they were read
     for read them again themselves: ``CallBoundary.copies``), and ``children`` (node index
-    -> child call) renumbered to match."""
+    -> child call) renumbered to match.
+
+    Not ``ivytrace_passes.prune``: that renumbers the graph's constants (dropping those this
+    part does not read), and a part's constants are named by their index in the one graph
+    every part of the package is written from (``CONSTANTS['c3']`` in a layer's class and in
+    the root must be one array); it also knows nothing of ``children``."""
     read = {v.id for n in graph.nodes for v in n.inputs()}
     read |= {o.id for o in iter_arg_leaves(graph.outputs) if isinstance(o, Value)}
     kept: list[Node] = []
