@@ -366,3 +366,63 @@ def test_a_keras_package_names_constructor_parameters_after_the_config(tmp_path)
     report = run_package(tmp_path, "strided_torch", "torch", _cases(model, (12, 12, 3)))
     assert max(report["errors"].values()) < 1e-4, report["errors"]
     assert max(report["compiled"].values()) < 1e-4, report["compiled"]
+
+
+class Block(keras.layers.Layer):
+    def __init__(self, filters: int, strides: int, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.conv = keras.layers.Conv2D(filters, 1, strides=strides)
+        self.bn = keras.layers.BatchNormalization()
+
+    def call(self, x, training=False):
+        return keras.ops.relu(self.bn(self.conv(x), training=training))
+
+
+class Stage(keras.layers.Layer):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.blocks = [Block(6, 1), Block(8, 2)]
+
+    def call(self, x, training=False):
+        for block in self.blocks:
+            x = block(x, training=training)
+        return x
+
+
+class NestedNet(keras.Model):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = keras.layers.Conv2D(4, 3, padding="same")
+        self.stage = Stage()
+        self.head = keras.layers.Dense(3)
+
+    def call(self, x):
+        return self.head(keras.ops.mean(self.stage(self.stem(x)), axis=(1, 2)))
+
+
+def test_a_subclassed_keras_model_writes_a_class_per_composite_layer(tmp_path) -> None:
+    """A subclassed Keras model's layers are classes at their variables' Keras paths
+    (``self.nested_net.conv2d = Conv2D()`` for ``nested_net/conv2d/kernel``), a layer holding layers
+    with weights (a block, a stage of blocks in a list) a class of its own making and
+    calling its sub-layers' classes, so the root's forward is calls, not the convolutions;
+    the package matches Keras at two batches, eagerly and under ``torch.compile``, without
+    tensorflow, with every variable by its Keras path."""
+    model = NestedNet()
+    x = _RNG.standard_normal((2, 12, 12, 3)).astype(np.float32)
+    model(x)
+    it.transpile(model, target="torch", args=(tf.constant(x),), output_dir=tmp_path)
+    (pkg,) = (p.name for p in tmp_path.iterdir() if p.name.endswith("_torch"))
+    text = (tmp_path / pkg / "model.py").read_text()
+    classes = re.findall(r"^class (\w+)\(torch.nn.Module\):", text, re.M)
+    assert {"Block", "Stage"} <= {re.sub(r"_\d+$", "", c) for c in classes}, classes
+    stage = text[text.index("class Stage(") :]
+    stage = stage[: stage.index("\n\n\nclass ")]
+    assert re.search(r"self\.\w+ = Block(_\d+)?\(\)", stage)  # the stage makes its blocks
+    assert re.search(r"= self\.\w+\(x\)", stage)  # and calls them
+    root = text[text.index("class NestedNet(") :]
+    assert "F.conv2d" not in root and "torch.rsqrt" not in root
+    assert re.search(r"= self\.[\w.]+\.\w+\(", root)  # the root calls the stage's class
+    report = run_package(tmp_path, pkg, "torch", _cases(model, (12, 12, 3)))
+    assert max(report["errors"].values()) < 1e-4, report["errors"]
+    assert max(report["compiled"].values()) < 1e-4, report["compiled"]
+    assert set(report["state_dict"]) == {w.path.replace("/", ".") for w in model.weights}

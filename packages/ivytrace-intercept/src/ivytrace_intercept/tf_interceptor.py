@@ -300,7 +300,7 @@ class TFInterceptor(PatchingInterceptor):
         reached twice keeps its shortest path. A Functional or Sequential model's layers
         are named by their ``name`` (its graph, not an attribute, calls them); other
         layers' sub-layers by attribute, items of lists and dicts by index or key."""
-        graph_models = _graph_model_types()
+        graph_models = graph_model_types()
         out: dict[int, tuple[Any, str]] = {}
         queue: deque[tuple[Any, str]] = deque([(root, "")])
         seen = {id(root)}
@@ -389,7 +389,7 @@ _LAYER_LISTS = frozenset(
 bookkeeping :attr:`PatchingInterceptor._SKIP_ATTRS` skips for variables)."""
 
 
-def _graph_model_types() -> tuple[type, ...]:
+def graph_model_types() -> tuple[type, ...]:
     """Keras's Functional and Sequential classes, whose graph (not an attribute) calls their
     layers (those loaded)."""
     return tuple(

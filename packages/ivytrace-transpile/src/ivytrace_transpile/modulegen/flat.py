@@ -2,16 +2,24 @@
 numpy) whose weights are named by the Keras variable paths.
 
 The TensorFlow tracer records each call of a sub-layer of the traced Keras model as a
-module call (``NodeMeta.scope``, the layer's path in the model's layer tree). For torch,
-each called layer of the root that holds weights read by its call becomes a class of its
-own (``class Conv2D(torch.nn.Module)``, its forward the call's part of the translated
-graph, split out by ``structure.py`` as the torch-source writer does), held by the root as
-``self.<layer path>`` and called by the root's forward; its weights are its own
-parameters, so the ``state_dict`` keys stay the Keras paths. A call is left in the root's
-forward when it cannot be one (:func:`_layer_calls`): a weightless layer (an activation,
-a padding: written inline, as a port by hand does), a later call of a shared layer, a
-nested layer, a layer whose variables are not ``<layer path>/<name>``, or a call whose
-nodes interleave with the root's. Layers of one Keras class whose forwards differ only in
+module call (``NodeMeta.scope``, the layer's path in the model's layer tree: by name in a
+Functional or Sequential model, by attribute otherwise, nested calls inside their
+caller's). For torch, each called layer that holds weights read by its call becomes a
+class of its own (``class Conv2D(torch.nn.Module)``, its forward the call's part of the
+translated graph, split out by ``structure.py`` as the torch-source writer does), held at
+its *home*, the ``state_dict`` prefix of its Keras path (``self.conv1_conv`` in a
+Functional model; ``self.net.conv2d`` for a subclassed model ``net``'s ``self.stem``,
+whose variables are ``net/conv2d/...``; :func:`_home`), so its weights are its own
+parameters and the ``state_dict`` keys stay the Keras paths. A layer holding such layers
+(a block of a subclassed model, a stage holding a list of blocks) is a class too, whose
+``__init__`` makes its sub-layers' classes and whose forward calls them
+(``self.conv2d_1(x)``), as the torch-source writer writes a class per module class;
+composites written alike share a class. A call is left in its caller's forward when it
+cannot be one (:func:`_place`): a weightless layer (an activation, a padding: written
+inline, as a port by hand does), a later call of a shared layer, a layer whose call reads
+weights outside its home, or a call whose nodes interleave with its caller's.
+
+Layers of one Keras class (without layers of their own) whose forwards differ only in
 numbers (a channel count in a guard, a stride) or in which ``CONSTANTS`` entry they read
 (an ``epsilon``) are one class taking those as constructor arguments
 (``self.conv1_conv = Conv2D(input_shape_3=3, strides=2)``; :func:`_layer_classes`), each
@@ -62,7 +70,7 @@ import numpy as np
 
 from ivytrace_compile import sanitize
 from ivytrace_compile.standalone import StandaloneSource, generate_standalone
-from ivytrace_intercept.tf_interceptor import layer_path_part
+from ivytrace_intercept.tf_interceptor import graph_model_types, layer_path_part
 from ivytrace_ir import (
     DEFAULT_ALLOWLIST,
     Const,
@@ -271,8 +279,25 @@ def _indent(function: str) -> str:
     return "\n".join(f"    {line}" if line else "" for line in function.splitlines())
 
 
+def _made_lines(layers: dict[str, str], indent: str) -> str:
+    """``self.<attribute> = <new>`` for each of ``layers``; an attribute path with dots
+    (``net.conv2d``: a layer's home under a Keras model's name) first makes the
+    ``Variables`` containers that hold it."""
+    lines: list[str] = []
+    made: set[str] = set()
+    for attr, new in layers.items():
+        parts = attr.split(".")
+        for k in range(1, len(parts)):
+            owner = ".".join(parts[:k])
+            if owner not in made and owner not in layers:
+                made.add(owner)
+                lines.append(f"{indent}self.{owner} = Variables()\n")
+        lines.append(f"{indent}self.{attr} = {new}\n")
+    return "".join(lines)
+
+
 def _torch_root(name: str, function: str, layers: dict[str, str] | None = None) -> str:
-    made = "".join(f"        self.{attr} = {new}\n" for attr, new in (layers or {}).items())
+    made = _made_lines(layers or {}, "        ")
     return (
         f"class {name}(torch.nn.Module):\n"
         f'    """{name}, translated from tensorflow (Keras) to torch."""\n\n'
@@ -344,79 +369,143 @@ def _tidy(graph: Graph, weight_ids: set[int], weights_fixed: bool) -> Graph:
     return prune(graph.replace(nodes=tuple(nodes), outputs=map_arg(graph.outputs, one)))
 
 
-def _layers_by_path(model: Any) -> dict[str, Any]:
-    """The root's own layers by the scope path the tracer gives them: a Functional or
-    Sequential model's by name, another's by attribute."""
-    out: dict[str, Any] = {}
+def _sub_layers(obj: Any) -> dict[str, Any]:
+    """``obj``'s layers (and lists and dicts of them) by the part of a scope path the tracer
+    gives each: a Functional or Sequential model's layers by name, other objects' by
+    attribute, a list's items by index, a dict's by key."""
+    if isinstance(obj, list | tuple):
+        return {str(i): v for i, v in enumerate(obj)}
+    if isinstance(obj, dict):
+        return {layer_path_part(k): v for k, v in obj.items() if isinstance(k, str | int)}
+    if isinstance(obj, graph_model_types()):
+        return {
+            layer_path_part(layer.name): layer
+            for layer in getattr(obj, "layers", None) or ()
+            if isinstance(getattr(layer, "name", None), str)
+        }
+    return {layer_path_part(k): v for k, v in getattr(obj, "__dict__", {}).items()}
+
+
+def _layer_at(model: Any, path: str) -> Any | None:
+    """The Keras layer at scope path ``path`` (``block1.conv``) under ``model``, or None."""
     layer_type = getattr(getattr(sys.modules.get("keras"), "layers", None), "Layer", None)
     if not isinstance(layer_type, type):
-        return out
-    for layer in getattr(model, "layers", None) or ():
-        if isinstance(layer, layer_type) and isinstance(getattr(layer, "name", None), str):
-            out.setdefault(layer_path_part(layer.name), layer)
-    for attr, value in vars(model).items():
-        if isinstance(value, layer_type):
-            out.setdefault(attr, value)
-    return out
+        return None
+    obj = model
+    for part in path.split("."):
+        obj = _sub_layers(obj).get(part)
+        if obj is None:
+            return None
+    return obj if isinstance(obj, layer_type) else None
+
+
+def _home(layer: Any, key_of: dict[str, str]) -> str | None:
+    """Where ``layer``'s variables sit in the package's module tree: the first parts of
+    their ``state_dict`` keys that stand for the layer's own Keras path (``net.block``
+    for ``net/block/conv2d_1/kernel``); None when the layer has no variables there."""
+    path = getattr(layer, "path", None)
+    if not isinstance(path, str) or not path:
+        return None
+    parts = path.count("/") + 1
+    homes = {
+        ".".join(key_of[w.path].split(".")[:parts])
+        for w in getattr(layer, "weights", None) or ()
+        if isinstance(getattr(w, "path", None), str)
+        and w.path.startswith(path + "/")
+        and w.path in key_of
+    }
+    return next(iter(homes)) if len(homes) == 1 else None
 
 
 def _layer_calls(
-    graph: Graph, model: Any, param_keys: dict[int, str], reserved: frozenset[str]
+    graph: Graph, model: Any, param_keys: dict[int, str], key_of: dict[str, str]
 ) -> ModuleCall:
-    """The root's call with a child per layer call that can be a class of its own (see the
-    module docstring); every other recorded call is the root's own nodes."""
-    layers = _layers_by_path(model)
+    """The tree of layer calls (by the scopes the tracer recorded, nested layers included)
+    whose calls can be classes of their own, each's ``frame`` its home in the module tree
+    (:func:`_home`); every other recorded call is its caller's own nodes (see the module
+    docstring)."""
     top = ModuleCall("", model)
-    made: dict[str, ModuleCall] = {}
+    made: dict[tuple[str, ...], ModuleCall] = {(): top}
+    layers: dict[str, Any] = {}
     for i, node in enumerate(graph.nodes):
-        frame = node.meta.scope[0] if node.meta.scope else ""
-        if frame and frame_path(frame) in layers:
-            call = made.get(frame)
-            if call is None:
-                call = made[frame] = ModuleCall(frame, layers[frame_path(frame)])
-                top.children.append(call)
-            call.nodes.append(i)
-        else:
-            top.nodes.append(i)
-    for call in list(top.children):
-        path = call.path
-        own = {
-            param_keys[v.id]
-            for i in call.nodes
-            for v in graph.nodes[i].inputs()
-            if v.id in param_keys
-        }
-        fits = (
-            call.frame == path  # a later call of a shared layer stays in the root
-            and path.isidentifier()
-            and path not in reserved
-            and bool(own)
-            and all(k.startswith(path + ".") and "." not in k[len(path) + 1 :] for k in own)
-        )
-        if not fits:
-            dissolve(top, call)
+        call, key = top, ()
+        for frame in node.meta.scope:
+            path = frame_path(frame)
+            if path not in layers:
+                layers[path] = _layer_at(model, path)
+            if layers[path] is None:
+                continue
+            key = (*key, frame)
+            child = made.get(key)
+            if child is None:
+                child = made[key] = ModuleCall(frame, layers[path])
+                call.children.append(child)
+            call = child
+        call.nodes.append(i)
+    _place(graph, top, "", param_keys, key_of)
     hoist_layout_moves(graph, top)
     return top
 
 
-def _layer_forward(
+def _place(
+    graph: Graph, call: ModuleCall, home: str, param_keys: dict[int, str], key_of: dict[str, str]
+) -> None:
+    """Keep the children of ``call`` (at ``home``) that can be classes, each's ``frame`` set
+    to its home, and dissolve the others into ``call`` (their children are looked at in
+    their place): a later call of a shared layer, a layer without variables of its own
+    under ``home``, one whose call reads weights outside its home."""
+    k = 0
+    while k < len(call.children):
+        child = call.children[k]
+        where = _home(child.module, key_of) if child.frame == child.path else None
+        read = {
+            param_keys[v.id]
+            for i in child.all_nodes()
+            for v in graph.nodes[i].inputs()
+            if v.id in param_keys
+        }
+        fits = (
+            where is not None
+            and (not home or where.startswith(home + "."))
+            and bool(read)
+            and all(key.startswith(where + ".") for key in read)
+        )
+        if not fits:
+            dissolve(call, child)
+            continue
+        child.frame = where
+        _place(graph, child, where, param_keys, key_of)
+        k += 1
+
+
+def _class_forward(
     graph: Graph, call: ModuleCall, b: CallBoundary, param_keys: dict[int, str]
-) -> StandaloneSource:
-    """The forward of one layer call's class."""
+) -> tuple[StandaloneSource, dict[int, Any]]:
+    """The forward of one layer call's class: its own nodes, and a call of each child
+    class (``self.conv2d_1(x)``) for a composite layer's calls of its sub-layers; and the
+    boundaries of those children's calls."""
     n_pos = len(b.inputs) - len(b.keywords)
     names = tuple("x" if i == 0 else f"x_{i}" for i in range(n_pos))
-    sub, _ = call_graph(graph, call, b.inputs, b.outputs, None, {}, names, b.keywords, b.copies)
+    found = boundaries(graph, call, param_keys) if call.children else {}
+    sub, children = call_graph(
+        graph, call, b.inputs, b.outputs, None, found, names, b.keywords, b.copies
+    )
+    if children:
+        sub, children = _without_unread_sizes(sub, children)
     span = source_span(type(call.module))
     sub = sub.replace(nodes=tuple(own_source(n, span) for n in sub.nodes))
+    at = len(call.path) + 1
     preset = {
-        v.id: f"self.{param_keys[v.id][len(call.path) + 1 :]}"
+        v.id: f"self.{param_keys[v.id][at:]}"
         for n in sub.nodes
         for v in n.inputs()
         if v.id in param_keys and param_keys[v.id].startswith(call.path + ".")
     }
-    return generate_standalone(
-        sub, DEFAULT_ALLOWLIST, name="forward", leading=("self",), preset=preset
+    callees = {i: (f"self.{c.path[at:]}", ()) for i, c in children.items()}
+    src = generate_standalone(
+        sub, DEFAULT_ALLOWLIST, name="forward", leading=("self",), preset=preset, callees=callees
     )
+    return src, found
 
 
 def _without_unread_sizes(graph: Graph, children: dict[int, Any]) -> tuple[Graph, dict[int, Any]]:
@@ -861,42 +950,84 @@ def _argument(key: tuple[str, ...], k: int) -> str:
 
 
 def _torch_layers(
-    sub: Graph, model: Any, param_keys: dict[int, str], preset: dict[int, str], taken: set[str]
+    sub: Graph,
+    model: Any,
+    param_keys: dict[int, str],
+    preset: dict[int, str],
+    taken: set[str],
+    key_of: dict[str, str],
 ) -> tuple[StandaloneSource, list[str], dict[str, str]] | None:
-    """The root's forward calling one class per layer call that can be one, the classes'
-    texts, and the root's attribute -> class of each; None when no call can be a class."""
-    top = _layer_calls(sub, model, param_keys, _torch_reserved())
+    """The root's forward calling one class per layer call that can be one (a composite
+    layer's class calling its sub-layers' in turn), the classes' texts, and the root's
+    attribute -> class of each; None when no call can be a class."""
+    top = _layer_calls(sub, model, param_keys, key_of)
     found = boundaries(sub, top, param_keys) if top.children else {}
     if not top.children:
         return None
     texts: list[str] = []
-    layers: dict[str, str] = {}
     helpers: dict[str, str] = {}
     imports: dict[str, None] = {}
     constants: dict[str, Any] = {}
-    by_kind: dict[str, list[tuple[str, str]]] = {}
-    docs: dict[str, str] = {}
-    # constructor parameters are attributes beside the weights and nn.Module's own
-    reserved = {key.rsplit(".", 1)[-1] for key in param_keys.values()} | _torch_reserved()
-    configs = {call.path: layer_config(call.module) for call in top.children}
-    for call in top.children:
-        src = _layer_forward(sub, call, found[id(call)], param_keys)
-        kind = sanitize(type(call.module).__name__, "Layer")
-        by_kind.setdefault(kind, []).append((call.path, src.function))
-        docs[kind] = type(call.module).__name__
+    forwards: dict[int, tuple[ModuleCall, str]] = {}  # id(call) -> (call, forward text)
+    composites: list[ModuleCall] = []  # children before their callers
+
+    def visit(call: ModuleCall, bounds: dict[int, Any]) -> None:
+        src, inner = _class_forward(sub, call, bounds[id(call)], param_keys)
+        forwards[id(call)] = (call, src.function)
         helpers.update(src.helpers)
         imports.update(dict.fromkeys(src.imports))
         constants.update(src.constants)
+        for child in call.children:
+            visit(child, inner)
+        if call.children:
+            composites.append(call)
+
+    for call in top.children:
+        visit(call, found)
+    made: dict[int, str] = {}  # id(call) -> the text making its class
+    docs: dict[str, str] = {}
+    by_kind: dict[str, list[tuple[str, str]]] = {}
+    calls: dict[str, ModuleCall] = {}
+    for call, function in forwards.values():
+        kind = sanitize(type(call.module).__name__, "Layer")
+        docs[kind] = type(call.module).__name__
+        if not call.children:
+            by_kind.setdefault(kind, []).append((call.path, function))
+            calls[call.path] = call
+    # constructor parameters are attributes beside the weights and nn.Module's own
+    reserved = {key.rsplit(".", 1)[-1] for key in param_keys.values()} | _torch_reserved()
+    configs = {path: layer_config(call.module) for path, call in calls.items()}
+
+    def new_class(kind: str, function: str) -> str:
+        cls, k = kind, 0
+        while cls in taken:
+            k += 1
+            cls = f"{kind}_{k}"
+        taken.add(cls)
+        doc = f'    """The Keras {docs[kind]} layer (its variables and call)."""'
+        texts.append(f"class {cls}(torch.nn.Module):\n{doc}\n\n{_indent(function)}\n")
+        return cls
+
     for kind, items in by_kind.items():
-        for function, made in _layer_classes(items, reserved, configs, constants):
-            cls, k = kind, 0
-            while cls in taken:
-                k += 1
-                cls = f"{kind}_{k}"
-            taken.add(cls)
-            doc = f'    """The Keras {docs[kind]} layer (its variables and call)."""'
-            texts.append(f"class {cls}(torch.nn.Module):\n{doc}\n\n{_indent(function)}\n")
-            layers.update({path: f"{cls}({args})" for path, args in made.items()})
+        for function, args in _layer_classes(items, reserved, configs, constants):
+            cls = new_class(kind, function)
+            made.update({id(calls[path]): f"{cls}({a})" for path, a in args.items()})
+    alike: dict[tuple[str, str], str] = {}  # (kind, text) -> class: composites written alike
+    for call in composites:
+        kind = sanitize(type(call.module).__name__, "Layer")
+        at = len(call.path) + 1
+        children = {c.path[at:]: made[id(c)] for c in call.children}
+        function = (
+            "def __init__(self):\n    super().__init__()\n"
+            + _made_lines(children, "    ")
+            + "\n"
+            + forwards[id(call)][1]
+        )
+        cls = alike.get((kind, function))
+        if cls is None:
+            cls = alike[(kind, function)] = new_class(kind, function)
+        made[id(call)] = f"{cls}()"
+    layers = {call.path: made[id(call)] for call in top.children}
     root_sub, children = call_graph(
         sub, top, sub.inputs, sub.outputs, sub.out_tree, found, sub.input_names
     )
@@ -957,7 +1088,7 @@ def render_flat(
     layered = None
     if torch_target:
         param_keys = {graph.inputs[k].id: key_of[path] for k, path in enumerate(keys)}
-        layered = _torch_layers(sub, model, param_keys, preset, {name, *_MODULE_NAMES})
+        layered = _torch_layers(sub, model, param_keys, preset, {name, *_MODULE_NAMES}, key_of)
     if layered is not None:
         src, layer_texts, layers = layered
     else:
