@@ -34,6 +34,7 @@ from ivytrace_ir.opfacts import op_record
 
 from ._naming import Namer, is_name, sanitize
 from ._runtime import LineInfo, ValueGuard
+from ._sourcenames import SourceReader, name_hints
 from .errors import CompileError
 from .exprs import Exprs
 from .liveness import Stmt, with_frees
@@ -87,10 +88,13 @@ def _src_comment(node: Node) -> str:
 
 
 class _Codegen(Exprs, Trees):
-    def __init__(self, graph: Graph, allow: Allowlist) -> None:
+    def __init__(self, graph: Graph, allow: Allowlist, reader: SourceReader | None) -> None:
         self.g = graph
         self.allow = allow
         self.names = Namer()
+        self.hints: Mapping[int, str] = name_hints(graph, reader) if reader is not None else {}
+        """Value id -> the name the user's line assigns it (``_sourcenames``): what a value
+        is named first, before the name its op gives."""
         self.bindings: dict[str, Any] = {}
         self.notes: dict[str, str] = {}
         self._memo: dict[Any, str] = {}
@@ -363,5 +367,6 @@ _WRITERS: Mapping[str, _Writer] = MappingProxyType(
 
 
 def generate(graph: Graph, allow: Allowlist) -> GeneratedSource:
-    """The source of ``graph`` as one Python function, with the globals it needs."""
-    return _Codegen(graph, allow).run()
+    """The source of ``graph`` as one Python function, with the globals it needs; values
+    are named after the user's variables where the user's lines assign them."""
+    return _Codegen(graph, allow, SourceReader()).run()

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any
@@ -38,11 +38,18 @@ from ivytrace_ir import Allowlist, Graph, Node, OpNameError, Symbol, TreeDef, re
 from ivytrace_ir.lowering import Lowered
 
 from ._runtime import LineInfo
+from ._sourcenames import SourceReader
 from .codegen import _Codegen, _src_comment
 from .errors import CompileError
 from .exprs import _LOW, _Expr
 
-__all__ = ["IMPORT_ALIASES", "StandaloneSource", "generate_standalone", "sort_imports"]
+__all__ = [
+    "IMPORT_ALIASES",
+    "SourceReader",
+    "StandaloneSource",
+    "generate_standalone",
+    "sort_imports",
+]
 
 IMPORT_ALIASES = MappingProxyType({
     "jax.numpy": ("import jax.numpy as jnp", "jnp"),
@@ -108,8 +115,10 @@ class _StandaloneCodegen(_Codegen):
         leading: tuple[str, ...] = (),
         preset: Mapping[int, str] | None = None,
         callees: Mapping[int, tuple[str, tuple[str, ...]]] | None = None,
+        reader: SourceReader | None = None,
+        reserved: Iterable[str] = (),
     ) -> None:
-        super().__init__(graph, allow)
+        super().__init__(graph, allow, reader)
         self.leading = leading
         self.callees = dict(callees or {})
         for n in leading:
@@ -121,6 +130,8 @@ class _StandaloneCodegen(_Codegen):
         self.literal_limit = literal_limit
         for _, alias in IMPORT_ALIASES.values():  # no local shadows a module alias
             self.names.claim(alias)
+        for n in reserved:
+            self.names.claim(n)
         self.names.claim(constants_name)
         self.helpers_text: dict[str, str] = {}
         """Module-level helper functions the source needs (``_require``), by name."""
@@ -362,6 +373,8 @@ def generate_standalone(
     leading: tuple[str, ...] = (),
     preset: Mapping[int, str] | None = None,
     callees: Mapping[int, tuple[str, tuple[str, ...]]] | None = None,
+    names_from: SourceReader | None = None,
+    reserved: Iterable[str] = (),
 ) -> StandaloneSource:
     """``graph`` as a standalone module: the import lines, then one function ``name``
     (default: the graph's name) with docstring ``doc``. Constants above ``literal_limit``
@@ -373,7 +386,12 @@ def generate_standalone(
     ``"self.weight"``: values read that way are neither inputs nor computed); ``callees``
     gives the call for nodes that call generated code (node index -> the callable's text
     and the texts of the arguments written before the node's own: ``("self.fc1", ())``,
-    ``("linear", ('params["fc1"]',))``; the node's op is then not resolved)."""
+    ``("linear", ('params["fc1"]',))``; the node's op is then not resolved).
+
+    ``names_from``: values the user's lines assign are named after the user's variables,
+    each file read once by this reader (share one across the functions of a package);
+    without it, by their ops. ``reserved``: names no local may take (the module's other
+    globals: its functions, classes and helpers)."""
     cg = _StandaloneCodegen(
         graph,
         allow,
@@ -382,5 +400,7 @@ def generate_standalone(
         leading=leading,
         preset=preset,
         callees=callees,
+        reader=names_from,
+        reserved=reserved,
     )
     return cg.run_standalone(name or graph.meta.name, doc)

@@ -193,7 +193,7 @@ class Trees:
             self.emit(expr, info, comment=comment)
             return
         if tree.kind == "leaf":
-            name = self.local(base)
+            name = self.local(self.hints.get(outs[0].id, base))
             self.var[outs[0].id] = name
             self.emit(f"{name} = {expr}", info, defines=[name], comment=comment)
             return
@@ -208,7 +208,8 @@ class Trees:
         tmp = self.local(f"{base}_out")
         self.emit(f"{tmp} = {expr}", info, defines=[tmp], comment=comment)
         for path, key, v in self._leaf_paths(tree, iter(outs)):
-            name = self.local(key if is_name(key) else base, base)
+            hint = self.hints.get(v.id)
+            name = self.local(hint) if hint else self.local(key if is_name(key) else base, base)
             self.var[v.id] = name
             self.emit(f"{name} = {tmp}{path}", info, defines=[name], reads=[tmp])
 
@@ -218,8 +219,9 @@ class Trees:
         """An assignment target (``a, (b, c)``) when the tree is all sequences, else None."""
         kind = tree.kind
         if kind == "leaf":
-            name = self.local(base)
-            self.var[next(leaves).id] = name
+            v = next(leaves)
+            name = self.local(self.hints.get(v.id, base))
+            self.var[v.id] = name
             defined.append(name)
             return name
         if kind in ("static", "none"):

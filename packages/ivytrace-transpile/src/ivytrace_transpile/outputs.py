@@ -36,6 +36,7 @@ import numpy as np
 
 from ivytrace_compile.standalone import (
     IMPORT_ALIASES,
+    SourceReader,
     StandaloneSource,
     generate_standalone,
     sort_imports,
@@ -47,6 +48,7 @@ from .errors import TranspileError
 from .folding import Fold
 from .modulegen import ModuleJob, render_modules, snake_case
 from .modulegen.flat import is_keras_module, keras_state, render_flat, root_name
+from .modulegen.naming import PACKAGE_GLOBALS
 
 __all__ = [
     "DEFAULT_OUTPUT_DIR",
@@ -370,6 +372,8 @@ def _function_text(graph: Graph, cls_name: str, source: str, target: str) -> _Mo
         DEFAULT_ALLOWLIST,
         name="forward",
         doc=f"{cls_name}.forward, translated from {source}.",
+        names_from=SourceReader(),
+        reserved=PACKAGE_GLOBALS - {"forward"},  # the function's own name
     )
     imports, preamble = _loader(target, False, bool(src.constants))
     imports += list(src.imports)

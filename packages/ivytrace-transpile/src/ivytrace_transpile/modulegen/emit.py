@@ -62,7 +62,9 @@ def choose_classes(w: Writer) -> str:
         for inst in w.instances:
             _template_fn(w, inst, by_name)
         for inst in w.instances:
-            names = set(re.findall(r"\b[A-Za-z_]\w*\b", inst.text))
+            # the names its code reads: not in strings (params['head']) or comments
+            code = re.sub(r"'[^'\n]*'|\"[^\"\n]*\"|#.*", "", inst.text)
+            names = set(re.findall(r"\b[A-Za-z_]\w*\b", code))
             for _, child, _ in inst.children:
                 callers.setdefault(child.path, set()).update(names)
     for inst in w.instances:

@@ -7,7 +7,18 @@ import re
 
 from ivytrace_compile import sanitize
 
-__all__ = ["Names", "snake_case"]
+__all__ = ["PACKAGE_GLOBALS", "Names", "package_reserved", "snake_case"]
+
+PACKAGE_GLOBALS = frozenset({
+    # module-level names of a written package (outputs.py, conventions.py)
+    "keras", "pathlib", "load_file", "functools", "HERE", "WEIGHTS", "CONSTANTS", "BUFFERS",
+    "TORCH_NAMES", "UNDRAWN", "forward", "load_weights", "named_weights", "load_params",
+    "state_dict", "shape_list", "check", "batch_norm_train", "dropout", "rng_for",
+    # names the conventions write into bodies (a root's inputs, training, loops)
+    "self", "params", "inputs", "training", "rng", "i", "layer",
+})  # fmt: skip
+"""Names a local of a written body never takes (a user's variable of such a name is written
+``name_1``): the package's own globals and the names its conventions add to bodies."""
 
 
 def _word_after_digit(rest: str) -> bool:
@@ -42,6 +53,13 @@ def snake_case(name: str) -> str:
     s = re.sub(r"\W+", "_", "".join(out)).strip("_").lower()
     s = re.sub(r"_+", "_", s)
     return s if s.isidentifier() else f"m_{s}"
+
+
+def package_reserved(classes: list[type], keras: bool) -> frozenset[str]:
+    """The names no local of a package written for ``classes`` takes: its globals
+    (:data:`PACKAGE_GLOBALS`) and the name of each class as written there: a class
+    (keras) or a function in snake case (jax, numpy)."""
+    return PACKAGE_GLOBALS | {c.__name__ if keras else snake_case(c.__name__) for c in classes}
 
 
 class Names:

@@ -10,7 +10,7 @@ import inspect
 import os
 from typing import Any
 
-from ivytrace_compile.standalone import StandaloneSource, generate_standalone
+from ivytrace_compile.standalone import SourceReader, StandaloneSource, generate_standalone
 from ivytrace_ir import DEFAULT_ALLOWLIST, Node
 
 from ..structure import (
@@ -23,7 +23,7 @@ from ..structure import (
     under,
 )
 from .job import ModuleJob
-from .naming import Names
+from .naming import Names, package_reserved
 from .templates import SELF, Instance
 from .weights import WeightShapes
 
@@ -82,6 +82,10 @@ class Writer:
         self.n_params = len(keys)
         self.paths = {m: p for p, m in root.named_modules()}
         self.names = Names(self.keras)
+        self.sources = SourceReader()
+        """The user's files, each read once for the package (locals named by their lines)."""
+        written = [type(m) for m in self.paths if not is_container(m) and not _inlined(m)]
+        self.reserved = package_reserved(written, self.keras)
         self.weights = WeightShapes(job, self.paths, self.names)
         self.variant: dict[Any, str] = {}
         """Module -> the name of the class or function written for it."""
@@ -194,6 +198,8 @@ class Writer:
             leading=("self",) if self.keras else ("params",) * self.weights.weighty(call.module),
             preset=preset,
             callees=callees,
+            names_from=self.sources,
+            reserved=self.reserved,
         )
 
     def children_of(self, module: Any) -> list[tuple[str, Any]]:
