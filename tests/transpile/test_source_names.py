@@ -217,3 +217,36 @@ def test_statements_are_found_across_blank_lines_and_multi_line_code(tmp_path):
     assert at(17).targets is None  # a nested tuple target: not named
     assert at(18).targets is None  # a list: not one value
     assert at(16).key != at(17).key  # an ``if`` header is a statement of its own
+
+
+class _Part(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, hidden, width):
+        return self.fc(hidden)[:, :width] * 2
+
+
+class _Whole(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.part = _Part()
+
+    def forward(self, x):
+        half = x.shape[1] // 2
+        return self.part(x, half)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_number_handed_to_a_forward_is_named_by_its_parameter(tmp_path, target):
+    net = _Whole().eval()
+    tc, text = _written(net, target, tmp_path, torch.randn(2, 8))
+    head = "def call(self, hidden, *, width)" if target == "tensorflow" else "def part(params,"
+    assert head in text, text
+    assert re.search(r"\(params\['part'\], x, width=\w+\)|self\.part\(x, width=\w+\)", text), text
+    assert "floordiv=" not in text, text  # the op that computed it named it before
+    for batch in (3, 5):
+        x = torch.randn(batch, 8)
+        out = tc(to_target(x, it.get_target(target)))
+        np.testing.assert_allclose(np.asarray(out), net(x).detach().numpy(), atol=1e-5)

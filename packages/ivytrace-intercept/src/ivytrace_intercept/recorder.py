@@ -101,8 +101,8 @@ class Recorder:
     """The module calls running now, outermost first (see ``NodeMeta.scope``): kept by the
     torch interceptor's module hooks."""
     module_args: dict[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict)
-    """Module call -> its array arguments, (forward's parameter name, spec) (see
-    :attr:`~.trace.TraceResult.module_args`)."""
+    """Module call -> its array (and tracked number) arguments, (forward's parameter
+    name, spec) (see :attr:`~.trace.TraceResult.module_args`)."""
     _guard_keys: set[Any] = field(default_factory=set)
 
     def __post_init__(self) -> None:

@@ -33,6 +33,7 @@ from ivytrace_ir.opfacts import CONVERSION_DUNDERS, draws_random, name_mutates, 
 from .base import LEAVING, holds_array
 from .compiling import answering_as_compiler
 from .recorder import Recorder, TraceError
+from .scalars import tracked_value
 
 __all__ = ["TorchInterceptor", "torch_name_of", "torch_names"]
 
@@ -368,7 +369,8 @@ class TorchInterceptor:
 
     def _array_args(self, module: Any, args: Any, kwargs: Any) -> tuple[tuple[str, Any], ...]:
         """(forward's parameter name, spec) of each tensor the call was handed (a tuple's
-        items as ``name_0``, ``name_1``), in parameter order."""
+        items as ``name_0``, ``name_1``) and of each Python number the graph computes (a
+        size: its ``ScalarSpec``), in parameter order."""
         try:
             bound = inspect.signature(module.forward).bind(*args, **(kwargs or {}))
         except (TypeError, ValueError):
@@ -381,6 +383,8 @@ class TorchInterceptor:
             for n, v in items:
                 if isinstance(v, self.torch.Tensor):
                     out.append((n, spec_of(v, "torch")))
+                elif (value := tracked_value(v)) is not None:
+                    out.append((n, value.spec))
         return tuple(out)
 
     # ---------------------------------------------------------------- modules

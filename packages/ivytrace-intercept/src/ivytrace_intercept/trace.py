@@ -73,8 +73,9 @@ class TraceResult:
     output: Any
     """What the function returned while being traced."""
     module_args: dict[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict)
-    """Module call (a ``NodeMeta.scope`` entry) -> the array arguments it was called with:
-    (name, spec), a forward parameter's name (``name_0``... for a tuple's items)."""
+    """Module call (a ``NodeMeta.scope`` entry) -> the array arguments it was called with
+    (torch: and the numbers the graph computes, as a ``ScalarSpec``): (name, spec), a
+    forward parameter's name (``name_0``... for a tuple's items)."""
     values: dict[int, Any] = field(default_factory=dict, repr=False)
     """With ``trace(..., keep_values=True)``: value id -> the array the traced run computed
     for it, for the values whose array still holds that result when the trace ends (not one

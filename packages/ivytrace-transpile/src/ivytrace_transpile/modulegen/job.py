@@ -57,4 +57,5 @@ class ModuleJob:
     layouts: dict[str, tuple[str, Any]]
     """How a stored weight differs from torch's (``("transpose", axes)``; left out: same)."""
     module_args: dict[str, Any] = field(default_factory=dict)
-    """Module call -> its array arguments' names and specs (``Translation.module_args``)."""
+    """Module call -> its array and tracked number arguments' names and specs
+    (``Translation.module_args``)."""

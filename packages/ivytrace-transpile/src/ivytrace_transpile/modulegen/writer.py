@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from ivytrace_compile.standalone import SourceReader, StandaloneSource, generate_standalone
-from ivytrace_ir import DEFAULT_ALLOWLIST, Node
+from ivytrace_ir import DEFAULT_ALLOWLIST, Node, ScalarSpec, TensorSpec
 
 from ..structure import (
     CallBoundary,
@@ -104,7 +104,11 @@ class Writer:
         of the same shape (``TraceResult.module_args``; among several of one shape, in
         parameter order; an input the layout pass left transposed: the parameter handed a
         permutation of its shape), else ``x``, ``x_1``..."""
-        recorded = list(self.job.module_args.get(call.frame, ()))
+        recorded = [
+            (n, spec)
+            for n, spec in self.job.module_args.get(call.frame, ())
+            if isinstance(spec, TensorSpec)
+        ]
         used: set[int] = set()
         names = []
         for i, v in enumerate(inputs):
@@ -134,6 +138,31 @@ class Writer:
         if len(set(names)) != len(names) or any(n in ("self", "params") for n in names):
             return tuple("x" if i == 0 else f"x_{i}" for i in range(len(names)))
         return tuple(names)
+
+    def named_keywords(self, call: ModuleCall, b: CallBoundary) -> CallBoundary:
+        """``b`` with its non-array inputs (passed by keyword) named by the forward's
+        parameter that was handed each (``TraceResult.module_args``: ``width``, not the
+        ``floordiv`` that computed it): where one parameter of the value's type (int,
+        float) took a number the graph computes and one such input is handed, so that no
+        two are told apart by a guess; the others keep the names of their ops."""
+        if not b.keywords:
+            return b
+        n_pos = len(b.inputs) - len(b.keywords)
+        specs = [v.spec for v in b.inputs[n_pos:]]
+        recorded = [
+            (n, spec)
+            for n, spec in self.job.module_args.get(call.frame, ())
+            if isinstance(spec, ScalarSpec)
+        ]
+        names = list(b.keywords)
+        for k, spec in enumerate(specs):
+            mine = [n for n, s in recorded if s == spec]
+            if len(mine) == 1 and specs.count(spec) == 1:
+                names[k] = mine[0]
+        positional = set(self.input_names(call, b.inputs[:n_pos]))
+        if len(set(names)) != len(names) or set(names) & (positional | self.reserved):
+            return b
+        return dataclasses.replace(b, keywords=tuple(names))
 
     def weight_access(self, base: str, key: str, inside: str) -> str:
         """The text reading weight ``key`` in the forward of the module at ``inside``: an
@@ -220,6 +249,8 @@ class Writer:
                 dissolve(call, child)
         while True:
             found = boundaries(self.g, call, self.param_keys)
+            for child in call.children:
+                found[id(child)] = self.named_keywords(child, found[id(child)])
             for child in call.children:
                 if self.write(child, found[id(child)]) is None:
                     dissolve(call, child)
