@@ -426,3 +426,48 @@ def test_a_subclassed_keras_model_writes_a_class_per_composite_layer(tmp_path) -
     assert max(report["errors"].values()) < 1e-4, report["errors"]
     assert max(report["compiled"].values()) < 1e-4, report["compiled"]
     assert set(report["state_dict"]) == {w.path.replace("/", ".") for w in model.weights}
+
+
+class NamedBlock(keras.layers.Layer):
+    def __init__(self, filters: int, strides: int, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.conv = keras.layers.Conv2D(filters, 1, strides=strides, name="conv")
+        self.bn = keras.layers.BatchNormalization(name="bn")
+
+    def call(self, x, training=False):
+        return keras.ops.relu(self.bn(self.conv(x), training=training))
+
+
+class NamedNet(keras.Model):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = keras.layers.Conv2D(4, 3, padding="same")
+        self.blocks = [NamedBlock(6, 1), NamedBlock(8, 2), NamedBlock(8, 1)]
+        self.head = keras.layers.Dense(3)
+
+    def call(self, x):
+        h = self.stem(x)
+        for block in self.blocks:
+            h = block(h)
+        return self.head(keras.ops.mean(h, axis=(1, 2)))
+
+
+def test_composite_layers_alike_but_for_numbers_are_one_class(tmp_path) -> None:
+    """Blocks whose sub-layers have the same names (``conv``, ``bn``) and differ only in
+    their numbers are one class taking those numbers, named after the block's Keras config
+    (``NamedBlock(filters=8, strides=2, ...)``), which makes its sub-layers with them; the
+    package matches Keras eagerly and under ``torch.compile``."""
+    model = NamedNet()
+    x = _RNG.standard_normal((2, 12, 12, 3)).astype(np.float32)
+    model(x)
+    it.transpile(model, target="torch", args=(tf.constant(x),), output_dir=tmp_path)
+    (pkg,) = (p.name for p in tmp_path.iterdir() if p.name.endswith("_torch"))
+    text = (tmp_path / pkg / "model.py").read_text()
+    assert re.findall(r"^class (NamedBlock\w*)\(", text, re.M) == ["NamedBlock"]
+    made = re.findall(r"= NamedBlock\((.*)\)$", text, re.M)
+    assert len(made) == 3 and all("filters=" in m and "strides=" in m for m in made), made
+    assert re.search(r"self\.conv = \w+\(.*strides=strides", text)  # __init__ passes them on
+    report = run_package(tmp_path, pkg, "torch", _cases(model, (12, 12, 3)))
+    assert max(report["errors"].values()) < 1e-4, report["errors"]
+    assert max(report["compiled"].values()) < 1e-4, report["compiled"]
+    assert set(report["state_dict"]) == {w.path.replace("/", ".") for w in model.weights}

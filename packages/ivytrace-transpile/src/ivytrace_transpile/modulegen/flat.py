@@ -13,20 +13,24 @@ whose variables are ``net/conv2d/...``; :func:`_home`), so its weights are its o
 parameters and the ``state_dict`` keys stay the Keras paths. A layer holding such layers
 (a block of a subclassed model, a stage holding a list of blocks) is a class too, whose
 ``__init__`` makes its sub-layers' classes and whose forward calls them
-(``self.conv2d_1(x)``), as the torch-source writer writes a class per module class;
-composites written alike share a class. A call is left in its caller's forward when it
-cannot be one (:func:`_place`): a weightless layer (an activation, a padding: written
-inline, as a port by hand does), a later call of a shared layer, a layer whose call reads
-weights outside its home, or a call whose nodes interleave with its caller's.
+(``self.conv2d_1(x)``), as the torch-source writer writes a class per module class. A
+call is left in its caller's forward when it cannot be one (:func:`_place`): a weightless
+layer (an activation, a padding: written inline, as a port by hand does), a later call of
+a shared layer, a layer whose call reads weights outside its home, or a call whose nodes
+interleave with its caller's.
 
-Layers of one Keras class (without layers of their own) whose forwards differ only in
-numbers (a channel count in a guard, a stride) or in which ``CONSTANTS`` entry they read
-(an ``epsilon``) are one class taking those as constructor arguments
-(``self.conv1_conv = Conv2D(input_shape_3=3, strides=2)``; :func:`_layer_classes`), each
-named after the key of the layers' Keras config (``get_config()``, then the build
-config's ``input_shape``) whose value it is in every layer, else after what it feeds
-(``conv2d_groups``), else ``n0``; forwards that differ otherwise are ``Conv2D_1``... jax
-and numpy keep one root function.
+Layers of one Keras class whose forwards differ only in numbers (a channel count in a
+guard, a stride) or in which ``CONSTANTS`` entry they read (an ``epsilon``) are one class
+taking those as constructor arguments (``self.conv1_conv = Conv2D(input_shape_3=3,
+strides=2)``; :func:`_layer_classes`), each named after the key of the layers' Keras
+config (``get_config()``, then the build config's ``input_shape``) whose value it is in
+every layer, else after what it feeds (``conv2d_groups``), else ``n0``; forwards that
+differ otherwise are ``Conv2D_1``... Composite layers likewise, their text being the
+lines making their sub-layers and their forward: blocks whose sub-layers have the same
+names and differ in numbers are one class (``Block(filters=8, strides=2)``) whose
+``__init__`` hands those numbers on (``self.conv = Conv2D(strides=strides, ...)``);
+Keras's own names (``conv2d_1``, ``conv2d_2``) make blocks of one class differ, so those
+are ``Block``, ``Block_1``... jax and numpy keep one root function.
 
 Before it is written the graph is tidied (:func:`_tidy`): equal constants are read as one,
 a guard repeated on the same value is kept once, and for torch the guards on sizes
@@ -673,9 +677,9 @@ def _literal_sites(function: str) -> dict[tuple[int, int], _Site]:
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parent[child] = node
-    fn = tree.body[0]
+    fn = next((f for f in tree.body if isinstance(f, ast.FunctionDef)), None)
     args = set()
-    if isinstance(fn, ast.FunctionDef):
+    if fn is not None:
         every = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
         args = {a.arg for a in every} - {"self"}
     sizes: dict[str, tuple[str, int]] = {}  # a, b = x.shape: a -> (x, 0)
@@ -842,7 +846,7 @@ def _layer_classes(
     for group in groups.values():
         texts = {f for _, f, _ in group}
         if len(texts) == 1:
-            out.append((group[0][1], {path: "" for path, _, _ in group}))
+            out.append((_with_init(group[0][1]), {path: "" for path, _, _ in group}))
             continue
         layer_configs = None
         if configs is not None and all(p in configs for p, _, _ in group):
@@ -916,28 +920,51 @@ def _template(
             edits.append((tok, tok, parts))
     names = _name_params(list(found), sites, configs, reserved, constants)
     lines = group[0][1].splitlines(keepends=True)
+    made_lines = _made_line_count(lines)
+    kept: dict[tuple[str, ...], None] = {}  # the values the forward reads from self
     for start, end, what in sorted(edits, key=lambda e: e[0].start, reverse=True):
+        (row, col), line = start.start, lines[start.start[0] - 1]
+        read = "" if row <= made_lines else "self."  # __init__ reads its parameters
         if isinstance(what, tuple):
-            new = f"self.{names[what]}"
+            new = f"{read}{names[what]}"
         else:
             pieces = _DIGITS.split(start.string.replace("{", "{{").replace("}", "}}"))
             new = "f" + pieces[0]
             for part, rest in zip(what, pieces[1:], strict=True):
-                new += (part if isinstance(part, str) else "{self." + names[part] + "}") + rest
-        (row, col), line = start.start, lines[start.start[0] - 1]
+                new += (part if isinstance(part, str) else "{" + read + names[part] + "}") + rest
+        if read:
+            keys = [what] if isinstance(what, tuple) else [p for p in what if isinstance(p, tuple)]
+            kept.update(dict.fromkeys(keys))
         lines[row - 1] = line[:col] + new + line[end.end[1] :]
-    body = "".join(lines)
     params = list(found)
     init = (
         f"def __init__(self, {', '.join(names[p] for p in params)}):\n"
         "    super().__init__()\n"
-        + "".join(f"    self.{names[p]} = {names[p]}\n" for p in params)
-        + "\n"
+        + "".join(f"    self.{names[p]} = {names[p]}\n" for p in params if p in kept)
     )
     made = {}
     for k, (path, _, _) in enumerate(group):
         made[path] = ", ".join(f"{names[p]}={_argument(p, k)}" for p in params)
-    return init + body, made
+    return _with_init("".join(lines), init), made
+
+
+def _made_line_count(lines: list[str]) -> int:
+    """How many lines a composite layer's text begins with that make its sub-layers
+    (``self.conv = Conv2D(strides=2)``): those before its ``def forward``."""
+    return next((k for k, line in enumerate(lines) if line.startswith("def ")), 0)
+
+
+def _with_init(text: str, init: str = "def __init__(self):\n    super().__init__()\n") -> str:
+    """A class body from ``text`` (a composite's: the lines making its sub-layers, then
+    its forward) and the head of its ``__init__``: those lines move into the
+    ``__init__``."""
+    lines = text.splitlines(keepends=True)
+    k = _made_line_count(lines)
+    made = "".join(f"    {line}" for line in lines[:k] if line.strip())
+    rest = "".join(lines[k:])
+    if not made and init.startswith("def __init__(self):"):
+        return rest  # nothing to make, nothing to keep
+    return (init + made).rstrip("\n") + "\n\n" + rest
 
 
 def _argument(key: tuple[str, ...], k: int) -> str:
@@ -958,8 +985,9 @@ def _torch_layers(
     key_of: dict[str, str],
 ) -> tuple[StandaloneSource, list[str], dict[str, str]] | None:
     """The root's forward calling one class per layer call that can be one (a composite
-    layer's class calling its sub-layers' in turn), the classes' texts, and the root's
-    attribute -> class of each; None when no call can be a class."""
+    layer's class calling its sub-layers' in turn), the classes' texts (the layers'
+    grouped by :func:`_layer_classes`, then the composites', inner ones first), and the
+    root's attribute -> the text making each; None when no call can be a class."""
     top = _layer_calls(sub, model, param_keys, key_of)
     found = boundaries(sub, top, param_keys) if top.children else {}
     if not top.children:
@@ -1012,21 +1040,27 @@ def _torch_layers(
         for function, args in _layer_classes(items, reserved, configs, constants):
             cls = new_class(kind, function)
             made.update({id(calls[path]): f"{cls}({a})" for path, a in args.items()})
-    alike: dict[tuple[str, str], str] = {}  # (kind, text) -> class: composites written alike
-    for call in composites:
-        kind = sanitize(type(call.module).__name__, "Layer")
-        at = len(call.path) + 1
-        children = {c.path[at:]: made[id(c)] for c in call.children}
-        function = (
-            "def __init__(self):\n    super().__init__()\n"
-            + _made_lines(children, "    ")
-            + "\n"
-            + forwards[id(call)][1]
-        )
-        cls = alike.get((kind, function))
-        if cls is None:
-            cls = alike[(kind, function)] = new_class(kind, function)
-        made[id(call)] = f"{cls}()"
+    # composites, children before callers: alike but for numbers (the sub-layers'
+    # arguments) is one class taking them, as for the layers above
+    depth = {id(c): c.path.count(".") for c in composites}
+    for level in sorted({depth[id(c)] for c in composites}, reverse=True):
+        outer: dict[str, list[tuple[str, str]]] = {}
+        held: dict[str, ModuleCall] = {}
+        for call in composites:
+            if depth[id(call)] != level:
+                continue
+            kind = sanitize(type(call.module).__name__, "Layer")
+            at = len(call.path) + 1
+            children = {c.path[at:]: made[id(c)] for c in call.children}
+            text = _made_lines(children, "") + "\n" + forwards[id(call)][1]
+            outer.setdefault(kind, []).append((call.path, text))
+            held[call.path] = call
+        configs = {path: layer_config(call.module) for path, call in held.items()}
+        for kind, items in outer.items():
+            attrs = {c.path[len(p) + 1 :].split(".")[0] for p, _ in items for c in held[p].children}
+            for function, args in _layer_classes(items, reserved | attrs, configs, constants):
+                cls = new_class(kind, function)
+                made.update({id(held[path]): f"{cls}({a})" for path, a in args.items()})
     layers = {call.path: made[id(call)] for call in top.children}
     root_sub, children = call_graph(
         sub, top, sub.inputs, sub.outputs, sub.out_tree, found, sub.input_names
