@@ -61,6 +61,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import inspect
 import io
 import keyword
 import math
@@ -631,8 +632,6 @@ def _param_names_of(func: ast.expr, method: bool) -> list[str]:
     """The parameter names of the written call ``func`` (``F.conv2d``: input, weight, bias,
     stride...), from its signature or its docstring's first line (torch's builtins);
     ``method``: a ``Tensor`` method called on a local (``x.add``), self left out."""
-    import inspect
-
     import torch
 
     parts: list[str] = []
