@@ -244,8 +244,13 @@ def test_a_number_handed_to_a_forward_is_named_by_its_parameter(tmp_path, target
     tc, text = _written(net, target, tmp_path, torch.randn(2, 8))
     head = "def call(self, hidden, *, width)" if target == "tensorflow" else "def part(params,"
     assert head in text, text
-    assert re.search(r"\(params\['part'\], x, width=\w+\)|self\.part\(x, width=\w+\)", text), text
-    assert "floordiv=" not in text, text  # the op that computed it named it before
+    # the parent's size is named by its line, handed on by the child's parameter
+    call = (
+        re.escape("(params['part'], x, width=half)") + "|" + re.escape("self.part(x, width=half)")
+    )
+    assert re.search(call, text), text
+    assert "floordiv" not in text, text  # the op that computed it named it before
+    assert "# return self.part(x, half)" in text, text  # the child call's own line
     for batch in (3, 5):
         x = torch.randn(batch, 8)
         out = tc(to_target(x, it.get_target(target)))

@@ -7,11 +7,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import linecache
 import os
+import re
 from typing import Any
 
 from ivytrace_compile.standalone import SourceReader, StandaloneSource, generate_standalone
-from ivytrace_ir import DEFAULT_ALLOWLIST, Node, ScalarSpec, TensorSpec
+from ivytrace_ir import DEFAULT_ALLOWLIST, Node, ScalarSpec, SourceLoc, TensorSpec
 
 from ..structure import (
     CallBoundary,
@@ -53,6 +55,23 @@ def own_source(node: Node, span: tuple[str, int, int] | None) -> Node:
         if span[1] <= src.line <= span[2]:
             return node
     return dataclasses.replace(node, meta=dataclasses.replace(node.meta, source=None))
+
+
+def _at_call_site(node: Node, span: tuple[str, int, int] | None, rel: str) -> Node:
+    """A child call's node with the line of the class's code that calls the child
+    (``y = self.block(x)``), where exactly one line of the class calls ``self.<rel>(``;
+    as it is otherwise (a loop over a list of layers, two calls, no source)."""
+    if span is None or not rel.isidentifier():
+        return node
+    file, first, last = span
+    lines = linecache.getlines(file)
+    call = re.compile(rf"\bself\.{rel}\s*\(")
+    found = [k for k in range(first, min(last, len(lines)) + 1) if call.search(lines[k - 1])]
+    if len(found) != 1:
+        return node
+    line = found[0]
+    loc = SourceLoc(file, line, "forward", lines[line - 1].strip())
+    return dataclasses.replace(node, meta=dataclasses.replace(node.meta, source=loc))
 
 
 def _inlined(module: Any) -> bool:
@@ -198,7 +217,11 @@ class Writer:
         if b is None:
             sub = sub.replace(in_tree=self.job.in_tree)
         own = source_span(type(call.module))
-        sub = sub.replace(nodes=tuple(own_source(n, own) for n in sub.nodes))
+        nodes = [own_source(n, own) for n in sub.nodes]
+        for i, child in children.items():  # the child's own line is in its own code
+            if nodes[i].meta.source is None:
+                nodes[i] = _at_call_site(nodes[i], own, self.relative(child.path, call.path))
+        sub = sub.replace(nodes=tuple(nodes))
         base = "self" if self.keras else "params"
         preset = {}
         for n in sub.nodes:
