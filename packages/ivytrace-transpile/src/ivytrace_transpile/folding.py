@@ -23,7 +23,9 @@ from ivytrace_passes.interpret import call_node, tree_leaves
 __all__ = ["Fold", "FoldedCall", "fold_param_work", "fold_params", "param_only_nodes", "stager"]
 
 
-_LAYOUT_OPS = frozenset({"transpose", "reshape", "expand_dims", "squeeze", "permute_dims"})
+_LAYOUT_OPS = frozenset(
+    {"transpose", "reshape", "expand_dims", "squeeze", "permute_dims", "permute", "unsqueeze"}
+)
 """Ops that only rearrange an array's elements (last part of the op name)."""
 
 
@@ -60,11 +62,13 @@ def _dims(spec: Any) -> tuple[int, ...] | None:
 
 def _step(node: Node, before: Any) -> Step:
     """What ``node`` (an op of :data:`_LAYOUT_OPS` on an array of spec ``before``) does."""
-    if node.op.rsplit(".", 1)[-1] not in ("transpose", "permute_dims"):
+    if node.op.rsplit(".", 1)[-1] not in ("transpose", "permute_dims", "permute"):
         out = _dims(node.outputs[0].spec)
         return ("unknown", None) if out is None else ("reshape", out)
     kw = dict(node.kwargs)
-    axes = kw.get("perm", kw.get("axes", node.args[1] if len(node.args) > 1 else None))
+    axes = kw.get("perm", kw.get("axes", kw.get("dims")))
+    if axes is None and len(node.args) > 1:
+        axes = node.args[1]
     if axes is None:  # numpy's and jax's default: the axes reversed
         rank = len(before.shape) if getattr(before, "shape", None) is not None else None
         return ("unknown", None) if rank is None else ("transpose", tuple(reversed(range(rank))))

@@ -4,30 +4,38 @@ the whole graph (the idea of tf2onnx's transpose optimizer).
 TensorFlow on CPU convolves and pools only channels-last, and XLA on CPU convolves
 channels-last fastest, so the TensorFlow rules for convolution, pooling and per-channel
 affine maps, and the JAX rules for convolution and per-channel affine maps, are written
-channels-last *between transposes* (NCHW -> NHWC before, back after): each rule is right
-on its own and is validated on its own. This pass then removes the transposes between
-them:
+channels-last *between transposes* (NCHW -> NHWC before, back after). The torch target
+does the reverse for channels-last sources (Keras): its convolutions and pooling are
+written channels-first between permutes. Each rule is right on its own and is validated
+on its own. This pass then removes the transposes between them:
 
 - ``transpose(transpose(x, p), q)`` becomes one transpose, or ``x`` when they cancel;
-- a transpose is pushed down through an op that does not care about layout (elementwise
-  ops, reductions over axes that can be renamed, constant paddings that can be permuted)
-  when every user of the transpose takes it, so that it meets the next inverse transpose.
+- a transpose is pushed down through an op that does not care about layout when every
+  user of the transpose takes it, so that it meets the next inverse transpose:
+  elementwise ops and activations (an operand of lower rank that broadcasts along one
+  axis, such as a ``(C,)`` bias on a channels-last value, is reshaped to broadcast along
+  the same axis of the untransposed value), reductions over axes that can be renamed
+  (a reduction that drops axes leaves the transpose of what remains, often none), and
+  constant paddings that can be permuted;
+- a read of the transposed array's sizes or dtype reads the untransposed array instead
+  (its sizes in the permuted order).
 
 What an op allows is looked up in :data:`LAYOUT_RULES` by the target op name, built from
 the op table's categories (elementwise, activation, reduction) and the targets' own
-transpose and identity ops. Pure
-``Graph -> Graph``; the graph's values keep their ids, so the user's outputs are the same
-values.
+transpose, reshape and identity ops. Pure ``Graph -> Graph``; the graph's values keep their
+ids, so the user's outputs are the same values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from ivytrace_ir import (
     ADAPTERS,
+    LEAF,
     Const,
     Graph,
     Node,
@@ -47,29 +55,51 @@ from .targets import TARGET_CLASSES
 
 __all__ = ["LAYOUT_RULES", "TRANSPOSE_OPS", "count_transposes", "optimize_transposes"]
 
-_CHANNELS_LAST = [c for c in TARGET_CLASSES.values() if c.writes_channels_last]
+_MOVERS = [c for c in TARGET_CLASSES.values() if c.moves_transposes]
 
-TRANSPOSE_OPS = frozenset(c.transpose_op for c in _CHANNELS_LAST)
-"""Op names of a transpose ``(x, perm)``: the targets whose rules write channels-last
-regions between transposes (their ``Target.transpose_op``)."""
+TRANSPOSE_OPS = frozenset(c.transpose_op for c in _MOVERS)
+"""Op names of a transpose ``(x, perm)``: the targets whose rules write regions of the
+other layout between transposes (their ``Target.transpose_op``)."""
 
-_IDENTITY = MappingProxyType({c.transpose_op: c.identity_op for c in _CHANNELS_LAST})
+_IDENTITY = MappingProxyType({c.transpose_op: c.identity_op for c in _MOVERS})
 """Transpose op -> the same framework's identity, for a cancelled pair whose result is a
 graph output."""
 
-_BACKENDS = tuple(c.name for c in _CHANNELS_LAST)
+_RESHAPE = MappingProxyType(
+    {c.transpose_op: OPS["reshape"].native_names(c.name)[0] for c in _MOVERS}
+)
+"""Transpose op -> the same framework's ``reshape(x, shape)``, for a broadcast operand
+moved to the untransposed layout."""
+
+_BACKENDS = tuple(c.name for c in _MOVERS)
+
+_SIZE_READS = frozenset(f"{ADAPTERS[b].array_class}.shape" for b in _BACKENDS)
+"""The array classes' ``.shape``: one output per axis, which a transposed array's read
+gives in the permuted order."""
+
+_SAME_READS = frozenset(
+    f"{ADAPTERS[b].array_class}.{a}" for b in _BACKENDS for a in ("dtype", "ndim", "device")
+)
+"""Reads a transpose does not change."""
 
 
 def _table_names(*categories: str) -> frozenset[str]:
-    """The native names, on the channels-last targets, of the op table's ops of
-    ``categories``."""
-    return frozenset(
+    """The native names, on the targets the pass runs on, of the op table's ops of
+    ``categories``; for torch, the tensor methods of the same names too
+    (``torch.Tensor.mul`` beside ``torch.mul``)."""
+    names = {
         n
         for op in unique_ops()
         if op.category in categories
         for b in _BACKENDS
         for n in op.native_names(b)
+    }
+    names.update(
+        "torch.Tensor." + n.removeprefix("torch.")
+        for n in tuple(names)
+        if n.startswith("torch.") and n.count(".") == 1
     )
+    return frozenset(names)
 
 
 def _pointwise_names() -> frozenset[str]:
@@ -87,38 +117,95 @@ def _pointwise_names() -> frozenset[str]:
     return frozenset(names)
 
 
-LayoutRule = Callable[[Node, Sequence[int]], "tuple[tuple[Any, ...], dict[str, Any]] | None"]
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """How a user of a transposed value is written for the untransposed one."""
+
+    args: tuple[Any, ...]
+    """Its positional arguments (array arguments are left in place; the pass swaps them)."""
+    kwargs: dict[str, Any]
+    """Its keyword arguments, likewise."""
+    out_perm: tuple[int, ...] | None
+    """The transpose its result needs afterwards (a reduction that drops axes leaves a
+    transpose of lower rank), or ``None`` for none."""
+    broadcasts: bool = False
+    """Its other array operands broadcast against the transposed one (elementwise ops):
+    one of lower rank that varies along one axis may be reshaped to match."""
+
+
+LayoutRule = Callable[[Node, Sequence[int]], Moved | None]
 """``rule(node, perm)`` for a node whose array inputs are all transposed by ``perm`` (or are
-scalars): the node's arguments for the untransposed inputs, or ``None`` if it cannot be
-rewritten. Array arguments are left in place; the pass swaps them."""
+scalars, or broadcast operands where the rule says so): how to write it for the
+untransposed inputs, or ``None`` if it cannot be rewritten."""
 
 
-def _same_args(node: Node, perm: Sequence[int]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    return node.args, dict(node.kwargs)
+def _pointwise_rule(node: Node, perm: Sequence[int]) -> Moved:
+    return Moved(node.args, dict(node.kwargs), tuple(perm), broadcasts=True)
 
 
-def _reduce_rule(node: Node, perm: Sequence[int]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+def _names_of(*ops: str) -> frozenset[str]:
+    names = {n for op in ops for b in _BACKENDS for n in OPS[op].native_names(b)}
+    return frozenset(
+        names
+        | {
+            "torch.Tensor." + n.removeprefix("torch.")
+            for n in names
+            if n.startswith("torch.") and n.count(".") == 1
+        }
+    )
+
+
+_LAYOUT_BOUND = _names_of("argmax", "argmin", "cumsum")
+"""Reductions whose result over all axes depends on the layout (a flat index, a flattened
+cumulative sum)."""
+
+_CUMULATIVE = _names_of("cumsum")
+"""Reductions that keep every axis."""
+
+
+def _remaining_perm(perm: Sequence[int], axes: Sequence[int]) -> tuple[int, ...]:
+    """The transpose a reduction over ``axes`` of the transposed array leaves on its result,
+    computed from the untransposed array: the kept axes of the transposed array, in order,
+    as positions among the kept axes of the untransposed one."""
+    kept_t = [i for i in range(len(perm)) if i not in axes]
+    kept_x = sorted(perm[i] for i in kept_t)
+    return tuple(kept_x.index(perm[i]) for i in kept_t)
+
+
+def _reduce_rule(node: Node, perm: Sequence[int]) -> Moved | None:
     kw = dict(node.kwargs)
     args = list(node.args)
-    axis = kw.get("axis", args[1] if len(args) > 1 else None)
+    torch_style = node.op.startswith("torch.")
+    axis_key, keep_key = ("dim", "keepdim") if torch_style else ("axis", "keepdims")
+    if torch_style and len(args) > 2:  # torch.var's positional ``unbiased``, dtype ...
+        return None
+    axis = kw.get(axis_key, args[1] if len(args) > 1 else None)
     # tensorflow's reduce_*(x, axis, keepdims); jax's args[2] is dtype, cumsum's exclusive
     positional = len(args) > 2 and node.op.rsplit(".", 1)[1].startswith("reduce_")
-    keep = kw.get("keepdims", args[2] if positional else False)
-    if keep is not True or axis is None or isinstance(axis, Value):
+    keep = kw.get(keep_key, args[2] if positional else False)
+    if isinstance(axis, Value) or not isinstance(keep, bool):
         return None
     rank = len(perm)
+    if axis is None:
+        return None if node.op in _LAYOUT_BOUND else Moved(tuple(args), kw, None)
     axes = axis if isinstance(axis, list | tuple) else [axis]
-    new = [perm[a % rank] for a in axes]
-    if isinstance(axis, tuple):  # jax takes a tuple, tensorflow a list
-        new = tuple(new)
-    if "axis" in kw:
-        kw["axis"] = new
+    if not all(type(a) is int for a in axes):
+        return None
+    axes = [a % rank for a in axes]
+    new = [perm[a] for a in axes]
+    if isinstance(axis, list | tuple):  # jax and torch take a tuple, tensorflow a list
+        new_axis: Any = type(axis)(new)
     else:
-        args[1] = new
-    return tuple(args), kw
+        new_axis = new[0]
+    if axis_key in kw:
+        kw[axis_key] = new_axis
+    else:
+        args[1] = new_axis
+    out = tuple(perm) if keep or node.op in _CUMULATIVE else _remaining_perm(perm, axes)
+    return Moved(tuple(args), kw, out)
 
 
-def _pad_rule(node: Node, perm: Sequence[int]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+def _pad_rule(node: Node, perm: Sequence[int]) -> Moved | None:
     args = list(node.args)
     kw = dict(node.kwargs)
     pads = kw.get("paddings", args[1] if len(args) > 1 else None)
@@ -131,7 +218,36 @@ def _pad_rule(node: Node, perm: Sequence[int]) -> tuple[tuple[Any, ...], dict[st
         kw["paddings"] = new
     else:
         args[1] = new
-    return tuple(args), kw
+    return Moved(tuple(args), kw, tuple(perm))
+
+
+def _torch_pad_rule(node: Node, perm: Sequence[int]) -> Moved | None:
+    """``F.pad(x, pads, mode="constant")``: ``pads`` are (before, after) pairs from the last
+    axis backwards, which for the untransposed array are the same pairs at the axes
+    ``perm`` moves them to (sizes read while tracing move with them)."""
+    args = list(node.args)
+    kw = dict(node.kwargs)
+    pads = kw.get("pad", args[1] if len(args) > 1 else None)
+    mode = kw.get("mode", args[2] if len(args) > 2 else "constant")
+    rank = len(perm)
+    if mode != "constant" or not isinstance(pads, list | tuple) or len(pads) % 2:
+        return None
+    if len(pads) > 2 * rank:
+        return None
+    per_axis: list[list[Any]] = [[0, 0] for _ in range(rank)]  # the transposed array's
+    for k in range(len(pads) // 2):
+        per_axis[rank - 1 - k] = [pads[2 * k], pads[2 * k + 1]]
+    moved: list[list[Any]] = [[0, 0] for _ in range(rank)]
+    for i, p in enumerate(perm):
+        moved[p] = per_axis[i]
+    used = [i for i in range(rank) if any(not (type(q) is int and q == 0) for q in moved[i])]
+    first = min(used, default=rank - 1)
+    new = [q for i in range(rank - 1, first - 1, -1) for q in moved[i]]
+    if "pad" in kw:
+        kw["pad"] = new
+    else:
+        args[1] = new
+    return Moved(tuple(args), kw, tuple(perm))
 
 
 def _flat(x: Any) -> list[Any]:
@@ -142,9 +258,10 @@ def _flat(x: Any) -> list[Any]:
 
 LAYOUT_RULES: Mapping[str, LayoutRule] = MappingProxyType(
     {
-        **dict.fromkeys(_pointwise_names(), _same_args),
+        **dict.fromkeys(_pointwise_names(), _pointwise_rule),
         **dict.fromkeys(_table_names("reduction"), _reduce_rule),
         **{n: _pad_rule for n in OPS["pad"].native_names("tensorflow")},
+        **{n: _torch_pad_rule for n in OPS["pad"].native_names("torch")},
     }
 )
 """Target op -> how to rewrite it for transposed inputs (ops that do not care about
@@ -158,30 +275,29 @@ def count_transposes(graph: Graph) -> int:
 
 def _perm_of(node: Node) -> list[int] | None:
     kw = dict(node.kwargs)
-    perm = kw.get("perm", kw.get("axes", node.args[1] if len(node.args) > 1 else None))
+    perm = kw.get("perm", kw.get("axes", kw.get("dims")))
+    if perm is None and len(node.args) > 1:
+        perm = node.args[1]
     if isinstance(perm, list | tuple) and all(type(p) is int for p in perm):
         return list(perm)
     return None
 
 
+def _inverse(perm: Sequence[int]) -> list[int]:
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
 def _permuted(spec: Any, perm: Sequence[int]) -> Any:
+    """The spec of an array that ``perm`` transposes into one of ``spec``."""
     if isinstance(spec, TensorSpec) and spec.shape is not None and len(spec.shape) == len(perm):
-        inv = [0] * len(perm)
-        for i, p in enumerate(perm):
-            inv[p] = i
+        inv = _inverse(perm)
         return TensorSpec(
             spec.framework, spec.dtype, tuple(spec.shape[i] for i in inv), spec.device
         )
     return spec
-
-
-def _reads_array_constant(graph: Graph, node: Node) -> bool:
-    """Whether the node reads a constant array of rank >= 1 (laid out like the values it
-    meets: the transpose cannot move past it)."""
-    return any(
-        isinstance(leaf, Const) and graph.constants[leaf.index].spec.shape != ()
-        for leaf in iter_arg_leaves((node.args, node.kwargs))
-    )
 
 
 def _is_scalar(arg: Any) -> bool:
@@ -191,14 +307,84 @@ def _is_scalar(arg: Any) -> bool:
     return isinstance(arg, bool | int | float)
 
 
+def _rank_is(spec: Any, rank: int) -> bool:
+    return isinstance(spec, TensorSpec) and spec.shape is not None and len(spec.shape) == rank
+
+
+_REARRANGES = (
+    frozenset(
+        n
+        for op in ("reshape", "squeeze", "expand_dims")
+        for b in _BACKENDS
+        for n in OPS[op].native_names(b)
+    )
+    | {"torch.unsqueeze", "torch.Tensor.unsqueeze"}
+    | TRANSPOSE_OPS
+)
+"""Ops that only rearrange an array (their result's shape follows from their arguments)."""
+
+
+def _pinned(node: Node, producer: Mapping[int, Node]) -> Value | None:
+    """The size a guard pins to a literal, if ``node`` is such a guard: ``guard(n, 6)`` or
+    ``guard(n == 6, True)`` / ``guard(n != 6, False)``."""
+    if node.op != "ivytrace.guard" or len(node.args) != 2:
+        return None
+    got, want = node.args
+    if not isinstance(got, Value):
+        return None
+    if type(want) is int and isinstance(got.spec, ScalarSpec):
+        return got
+    cmp = producer.get(got.id)
+    if cmp is None or len(cmp.args) != 2 or type(want) is not bool:
+        return None
+    if (cmp.op, want) not in (("operator.eq", True), ("operator.ne", False)):
+        return None
+    a, b = cmp.args
+    if isinstance(a, Value) and type(b) is int:
+        return a
+    if isinstance(b, Value) and type(a) is int:
+        return b
+    return None
+
+
+def _fixed_shapes(graph: Graph, nodes: Sequence[Node], static_inputs: int) -> frozenset[int]:
+    """The arrays whose shapes, and the sizes whose values, are the same on every call: the
+    first ``static_inputs`` inputs (the weights) and the constants; what elementwise ops,
+    reductions and rearrangements compute from such arrays and sizes alone; the sizes read
+    from such arrays, and arithmetic on them; a size a guard earlier in the graph pins to a
+    literal (the call stops at the guard when it differs)."""
+    fixed = {v.id for v in graph.inputs[:static_inputs]}
+    producer: dict[int, Node] = {}
+    for n in nodes:
+        producer.update((o.id, n) for o in n.outputs)
+        pin = _pinned(n, producer)
+        if pin is not None:
+            fixed.add(pin.id)
+            continue
+        if n.meta.generator or not all(v.id in fixed for v in n.inputs()):
+            continue
+        arrays = all(isinstance(o.spec, TensorSpec) for o in n.outputs)
+        sizes = all(isinstance(o.spec, ScalarSpec) for o in n.outputs)
+        if (arrays and (n.op in LAYOUT_RULES or n.op in _REARRANGES)) or (
+            sizes and (n.op in _SIZE_READS or n.op.startswith(("operator.", "builtins.")))
+        ):
+            fixed.update(o.id for o in n.outputs)
+    return frozenset(fixed)
+
+
 @graph_pass
-def optimize_transposes(graph: Graph) -> PassOutcome:
-    """Cancel transposes and push them through layout-agnostic ops (see the module doc)."""
+def optimize_transposes(graph: Graph, static_inputs: int = 0) -> PassOutcome:
+    """Cancel transposes and push them through layout-agnostic ops (see the module doc).
+    ``static_inputs``: how many of the graph's first inputs are weights, whose shapes never
+    change: an elementwise operand computed from them alone (a bias, a batch norm's scale)
+    may be reshaped to the untransposed layout; an operand whose sizes may change is not
+    (its sizes when traced say nothing about the next call's)."""
     before = count_transposes(graph)
     nodes = list(graph.nodes)
     next_id = 1 + max_value_id(graph)
     for _ in range(64):  # each sweep moves every movable transpose one op down
-        sweep = _Sweep(graph, nodes, next_id)
+        fixed = _fixed_shapes(graph, nodes, static_inputs)
+        sweep = _Sweep(graph, nodes, next_id, fixed)
         if not sweep.run():
             break
         next_id = sweep.next_id
@@ -216,8 +402,10 @@ class _Sweep:
     its input, or moved below its users when every user allows it (``new_nodes``: node
     index -> the nodes that replace it)."""
 
-    def __init__(self, graph: Graph, nodes: list[Node], next_id: int) -> None:
-        self.graph, self.nodes, self.next_id = graph, nodes, next_id
+    def __init__(
+        self, graph: Graph, nodes: list[Node], next_id: int, fixed: frozenset[int]
+    ) -> None:
+        self.graph, self.nodes, self.next_id, self.fixed = graph, nodes, next_id, fixed
         self.producer = {v.id: i for i, n in enumerate(nodes) for v in n.outputs}
         self.users: dict[int, list[int]] = {}
         for i, n in enumerate(nodes):
@@ -243,6 +431,11 @@ class _Sweep:
                 changed = True
         return changed
 
+    def _fresh(self, spec: Any) -> Value:
+        v = Value(self.next_id, spec)
+        self.next_id += 1
+        return v
+
     def _compose(self, n: Node, perm: list[int]) -> Node | None:
         """A transpose of a transpose as one transpose, or an identity when they cancel."""
         j = self.producer.get(n.args[0].id)
@@ -257,71 +450,154 @@ class _Sweep:
             return Node(_IDENTITY[n.op], (inner_src,), (), n.outputs, n.out_tree, n.meta)
         return Node(n.op, (inner_src, comp), (), n.outputs, n.out_tree, n.meta)
 
-    def _plans(self, out: Value, perm: list[int]) -> list[tuple[int, Any]] | None:
-        """For each user of the transpose's result ``out``: its index and its arguments for
-        the untransposed inputs (``None`` for a transpose user, which composes with this one
-        next sweep); ``None`` when some user does not allow the move."""
+    def _plans(self, n: Node, perm: list[int]) -> dict[int, list[Node]] | None:
+        """For each user of transpose ``n``'s result that is not itself a transpose (which
+        composes with this one next sweep): the nodes that replace it; ``None`` when some
+        user does not allow the move."""
+        out = n.outputs[0]
         us = self.users.get(out.id, [])
         if not us or out.id in self.out_ids or any(u in self.new_nodes for u in us):
             return None
-        plans: list[tuple[int, Any]] = []
-        for u in us:
+        plans: dict[int, list[Node]] = {}
+        # a user's result that this move leaves transposed by ``perm`` -> the value before
+        # that transpose, for a later user that reads both (``x - mean(x)``)
+        pending: dict[int, Value] = {}
+        for u in dict.fromkeys(us):
             un = self.nodes[u]
             if un.op in TRANSPOSE_OPS:
-                plans.append((u, None))
+                continue
+            if un.op in _SIZE_READS or un.op in _SAME_READS:
+                read = self._read(n, un, perm)
+                if read is None:
+                    return None
+                plans[u] = [read]
                 continue
             lrule = LAYOUT_RULES.get(un.op)
-            if lrule is None or len(un.outputs) != 1 or not self._inputs_agree(un, out, perm):
+            if lrule is None or len(un.outputs) != 1:
                 return None
-            rewritten = lrule(un, perm)
-            if rewritten is None:
+            moved = lrule(un, perm)
+            if moved is None:
                 return None
-            plans.append((u, rewritten))
+            plan = self._moved(n, un, perm, moved, pending)
+            if plan is None:
+                return None
+            plans[u] = plan
+            last = plan[-1]
+            if last.op in TRANSPOSE_OPS and _perm_of(last) == perm:
+                pending[last.outputs[0].id] = last.args[0]
         return plans
 
-    def _inputs_agree(self, un: Node, out: Value, perm: list[int]) -> bool:
-        """Whether every array input of ``un`` is ``out`` or transposed by the same ``perm``
-        (scalars aside), and ``un`` reads no constant array."""
-        if _reads_array_constant(self.graph, un):
-            return False
-        for a in un.inputs():
-            if a.id == out.id or _is_scalar(a):
-                continue
-            k = self.producer.get(a.id)
-            if k is None or self.nodes[k].op not in TRANSPOSE_OPS:
-                return False
-            if _perm_of(self.nodes[k]) != perm:
-                return False
-        return True
+    def _read(self, n: Node, un: Node, perm: list[int]) -> Node | None:
+        """A read of the transposed array's sizes (in the permuted order) or of what a
+        transpose keeps, written on the untransposed array."""
+        if len(un.args) != 1 or un.kwargs:
+            return None
+        src = n.args[0]
+        if un.op in _SAME_READS:
+            return Node(un.op, (src,), (), un.outputs, un.out_tree, un.meta)
+        if len(un.outputs) != len(perm):
+            return None
+        # the transposed array's axis i is the source's axis perm[i]
+        outs = [None] * len(perm)
+        for i, p in enumerate(perm):
+            outs[p] = un.outputs[i]
+        return Node(un.op, (src,), (), tuple(outs), un.out_tree, un.meta)
 
     def _push_down(self, n: Node, perm: list[int]) -> bool:
         """Move transpose ``n`` below all its users, if every user allows it."""
-        plans = self._plans(n.outputs[0], perm)
-        if plans is None:
+        plans = self._plans(n, perm)
+        if not plans:
             return False
-        for u, rewritten in plans:
-            if rewritten is not None:
-                self.new_nodes[u] = self._moved(n, self.nodes[u], perm, rewritten)
-        return any(r is not None for _, r in plans)
+        self.new_nodes.update(plans)
+        return True
 
-    def _moved(self, n: Node, un: Node, perm: list[int], rewritten: Any) -> list[Node]:
-        """User ``un`` on the untransposed inputs, then transpose ``n`` of its result."""
+    def _broadcast_operand(
+        self, a: Any, n: Node, un: Node, perm: list[int], extra: list[Node]
+    ) -> Any | None:
+        """Operand ``a`` of an elementwise op on the transposed array, written to broadcast
+        the same way against the untransposed one; ``None`` when it cannot be (it varies
+        along more than one axis, or its sizes may change between calls)."""
+        if isinstance(a, Value) and a.id not in self.fixed:
+            return None
+        spec = self.graph.constants[a.index].spec if isinstance(a, Const) else a.spec
+        if not isinstance(spec, TensorSpec) or spec.shape is None:
+            return None
+        shape = spec.shape
+        rank = len(perm)
+        if len(shape) > rank or not all(type(s) is int for s in shape):
+            return None
+        full = (1,) * (rank - len(shape)) + tuple(shape)
+        if sum(1 for s in full if s != 1) > 1:
+            return None
+        moved = tuple(full[i] for i in _inverse(perm))
+        if moved[rank - len(shape) :] == tuple(shape) and all(
+            s == 1 for s in moved[: rank - len(shape)]
+        ):
+            return a  # broadcasts alike in both layouts
+        v = self._fresh(TensorSpec(spec.framework, spec.dtype, moved, spec.device))
+        meta = NodeMeta(source=un.meta.source, scope=un.meta.scope)
+        extra.append(Node(_RESHAPE[n.op], (a, list(moved)), (), (v,), LEAF, meta))
+        return v
+
+    def _moved(
+        self, n: Node, un: Node, perm: list[int], moved: Moved, pending: Mapping[int, Value]
+    ) -> list[Node] | None:
+        """User ``un`` on the untransposed inputs, then (when it leaves one) a transpose of
+        its result; ``None`` when an operand cannot follow. ``pending``: results of users
+        moved before it in the same move (see :meth:`_plans`)."""
+        out = n.outputs[0]
+        res = un.outputs[0]
+        if moved.out_perm is not None and not _rank_is(res.spec, len(moved.out_perm)):
+            return None  # not an array of the rank the rule says (``torch.equal``)
+        extra: list[Node] = []
+        swap: dict[Any, Any] = {}
+        for a in iter_arg_leaves((moved.args, moved.kwargs)):
+            if isinstance(a, Value) and (a.id == out.id or _is_scalar(a)):
+                continue
+            if not isinstance(a, Value | Const):
+                continue
+            if isinstance(a, Value) and a.id in pending:
+                swap[a] = pending[a.id]
+                continue
+            k = self.producer.get(a.id) if isinstance(a, Value) else None
+            if (
+                k is not None
+                and self.nodes[k].op in TRANSPOSE_OPS
+                and _perm_of(self.nodes[k]) == perm
+            ):
+                swap[a] = self.nodes[k].args[0]
+                continue
+            if (
+                isinstance(a, Const)
+                and getattr(self.graph.constants[a.index].spec, "shape", None) == ()
+            ):
+                continue
+            if not moved.broadcasts or a in swap:
+                return None
+            b = self._broadcast_operand(a, n, un, perm, extra)
+            if b is None:
+                return None
+            swap[a] = b
 
         def untrans(a: Any) -> Any:
-            if isinstance(a, Value) and not _is_scalar(a):
-                return self.nodes[self.producer[a.id]].args[0]
-            return a
+            if isinstance(a, Value) and a.id == out.id:
+                return n.args[0]
+            return swap.get(a, a) if isinstance(a, Value | Const) else a
 
-        args, kw = rewritten
-        args = map_arg(args, untrans)
-        kw = {k: map_arg(v, untrans) for k, v in kw.items()}
-        res = un.outputs[0]
-        inner = Value(self.next_id, _permuted(res.spec, perm))
-        self.next_id += 1
+        args = map_arg(moved.args, untrans)
+        kw = {k: map_arg(v, untrans) for k, v in moved.kwargs.items()}
+        q = moved.out_perm
+        if q is None or list(q) == list(range(len(q))):
+            return [
+                *extra,
+                Node(un.op, tuple(args), tuple(kw.items()), un.outputs, un.out_tree, un.meta),
+            ]
+        inner = self._fresh(_permuted(res.spec, q))
         meta = NodeMeta(source=un.meta.source, scope=un.meta.scope)
         return [
+            *extra,
             Node(un.op, tuple(args), tuple(kw.items()), (inner,), un.out_tree, un.meta),
-            Node(n.op, (inner, list(perm)), (), (res,), n.out_tree, meta),
+            Node(n.op, (inner, list(q)), (), (res,), n.out_tree, meta),
         ]
 
 

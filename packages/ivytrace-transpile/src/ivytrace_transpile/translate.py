@@ -281,10 +281,10 @@ def _cleaned(
     )
     passes.insert(-1, fold_size_arithmetic)  # before the prune: decided guards then go
     clean = run_pipeline(graph, passes)
-    if target in ("tensorflow", "jax"):  # their rules write channels-last regions
+    if get_target(target).moves_transposes:  # their rules write regions between transposes
         from .layout import optimize_transposes
 
-        clean = run_pipeline(clean, [optimize_transposes])
+        clean = run_pipeline(clean, [optimize_transposes.bind(static_inputs=len(params))])
     return fold_params(clean, params, get_target(target).once)
 
 

@@ -90,6 +90,11 @@ class Target:
     """Whether its convolutions, pooling and per-channel affine maps are written
     channels-last between transposes (which the layout pass then cancels)."""
 
+    moves_transposes: bool = False
+    """Whether the layout pass (``layout.optimize_transposes``) runs on its translations:
+    its rules write regions of another layout between transposes (channels-last on
+    tensorflow and jax; channels-first on torch, for channels-last sources)."""
+
     def relayout(self, x: Any, perm: Sequence[int]) -> Any:
         """``x`` transposed by ``perm``; inside :func:`remembering_transposes`, an array
         already at hand when there is one: the input of the transpose that made ``x`` when

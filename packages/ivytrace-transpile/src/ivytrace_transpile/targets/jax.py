@@ -39,6 +39,7 @@ class JaxTarget(ArrayNamespaceTarget):
     transpose_op = "jax.numpy.transpose"
     identity_op = "jax.numpy.asarray"
     writes_channels_last = True
+    moves_transposes = True
 
     def __init__(self) -> None:
         # Imported now, so the tracer wraps them when a translation starts recording.

@@ -37,6 +37,7 @@ class TensorFlowTarget(Target):
     transpose_op = "tensorflow.transpose"
     identity_op = "tensorflow.identity"
     writes_channels_last = True
+    moves_transposes = True
 
     def __init__(self) -> None:
         import tensorflow as tf

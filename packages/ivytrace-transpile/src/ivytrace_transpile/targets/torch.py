@@ -1,6 +1,8 @@
 """PyTorch as a target: the primitives as the calls a torch engineer writes (``torch.cat``,
 ``torch.permute``, ``F.conv2d``, ``x.to(dtype)``), channels-first like torch itself, so
-convolutions and pooling are one native call each and no layout pass runs."""
+the convolutions and pooling of torch, jax and numpy code are one native call each; those
+of channels-last tensorflow code are written between permutes, which the layout pass
+cancels (``moves_transposes``)."""
 
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ class TorchTarget(Target):
     transpose_op = "torch.permute"
     identity_op = "torch.clone"
     writes_channels_last = False
+    moves_transposes = True
 
     def __init__(self) -> None:
         # Imported now, so the tracer wraps them when a translation starts recording.
