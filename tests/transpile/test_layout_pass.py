@@ -53,6 +53,14 @@ def centred_channels(x):  # a diamond: t and mean(t) meet again in one op
     return jnp.transpose(c * c, (0, 3, 1, 2))
 
 
+def layer_norm_channels_last(x):  # the scale is a few ops below the transposed value
+    t = jnp.transpose(x, (0, 2, 3, 1))
+    m = jnp.mean(t, axis=-1, keepdims=True)
+    c = t - m
+    r = 1.0 / jnp.sqrt(jnp.mean(c * c, axis=-1, keepdims=True) + 1e-5)
+    return jnp.transpose(t * (r * _BIAS) - m * r, (0, 3, 1, 2))
+
+
 def sizes_of_the_transposed(x):  # the transposed array's sizes, in its order
     t = jnp.transpose(x, (0, 2, 3, 1))
     return jnp.transpose(t * t.shape[3] + t.shape[1], (0, 3, 1, 2))
@@ -76,6 +84,7 @@ _CASES = {
     bias_on_channels_last: ((_X,), (_f32(4, 3, 6, 2),), 0),
     bias_as_an_input: ((_X, _f32(3)), (_f32(4, 5, 6, 2), _f32(5)), 2),
     centred_channels: ((_X,), (_f32(3, 3, 7, 2),), 0),
+    layer_norm_channels_last: ((_X,), (_f32(3, 3, 2, 7),), 0),
     sizes_of_the_transposed: ((_X,), (_f32(1, 3, 2, 6),), 0),
     pooled_channels_last: ((_X,), (_f32(5, 3, 2, 3),), 0),
     summed_over_height: ((_X,), (_f32(3, 3, 2, 6),), 1),

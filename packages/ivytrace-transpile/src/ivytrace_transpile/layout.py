@@ -397,6 +397,23 @@ def optimize_transposes(graph: Graph, static_inputs: int = 0) -> PassOutcome:
     return PassOutcome(result, f"transposes {before} -> {after}")
 
 
+_PULL_DEPTH = 16
+"""How many ops below a transpose's users :meth:`_Sweep._pull` looks."""
+
+
+class _Move:
+    """One transpose's move being planned: the nodes that replace its users (``plans``, by
+    node index) and, for each result the move leaves transposed by ``perm``, the value
+    before that transpose (``pending``, by the result's id), for a later node that reads
+    both (``x - mean(x)``)."""
+
+    def __init__(self, n: Node, perm: list[int]) -> None:
+        self.n, self.perm = n, perm
+        self.plans: dict[int, list[Node]] = {}
+        self.pending: dict[int, Value] = {}
+        self.below: dict[int, bool] = {}
+
+
 class _Sweep:
     """One sweep over the nodes: each transpose is composed with the transpose that made
     its input, or moved below its users when every user allows it (``new_nodes``: node
@@ -453,39 +470,82 @@ class _Sweep:
     def _plans(self, n: Node, perm: list[int]) -> dict[int, list[Node]] | None:
         """For each user of transpose ``n``'s result that is not itself a transpose (which
         composes with this one next sweep): the nodes that replace it; ``None`` when some
-        user does not allow the move."""
+        user does not allow the move. Nodes further down whose operands the move leaves
+        transposed may move with it (see :meth:`_pull`)."""
         out = n.outputs[0]
         us = self.users.get(out.id, [])
         if not us or out.id in self.out_ids or any(u in self.new_nodes for u in us):
             return None
-        plans: dict[int, list[Node]] = {}
-        # a user's result that this move leaves transposed by ``perm`` -> the value before
-        # that transpose, for a later user that reads both (``x - mean(x)``)
-        pending: dict[int, Value] = {}
+        move = _Move(n, perm)
         for u in dict.fromkeys(us):
-            un = self.nodes[u]
-            if un.op in TRANSPOSE_OPS:
-                continue
-            if un.op in _SIZE_READS or un.op in _SAME_READS:
-                read = self._read(n, un, perm)
-                if read is None:
-                    return None
-                plans[u] = [read]
-                continue
-            lrule = LAYOUT_RULES.get(un.op)
-            if lrule is None or len(un.outputs) != 1:
+            if self.nodes[u].op not in TRANSPOSE_OPS and not self._plan(move, u, 0):
                 return None
-            moved = lrule(un, perm)
-            if moved is None:
-                return None
-            plan = self._moved(n, un, perm, moved, pending)
-            if plan is None:
-                return None
-            plans[u] = plan
-            last = plan[-1]
-            if last.op in TRANSPOSE_OPS and _perm_of(last) == perm:
-                pending[last.outputs[0].id] = last.args[0]
-        return plans
+        return move.plans
+
+    def _plan(self, move: _Move, u: int, depth: int) -> bool:
+        """Plan node ``u`` for the untransposed inputs of ``move``; whether it can be."""
+        un = self.nodes[u]
+        if un.op in _SIZE_READS or un.op in _SAME_READS:
+            read = self._read(move.n, un, move.perm)
+            if read is None:
+                return False
+            move.plans[u] = [read]
+            return True
+        lrule = LAYOUT_RULES.get(un.op)
+        if lrule is None or len(un.outputs) != 1:
+            return False
+        moved = lrule(un, move.perm)
+        if moved is None:
+            return False
+        plan = self._moved(move, un, moved, depth)
+        if plan is None:
+            return False
+        move.plans[u] = plan
+        last = plan[-1]
+        if last.op in TRANSPOSE_OPS and _perm_of(last) == move.perm:
+            move.pending[last.outputs[0].id] = last.args[0]
+        return True
+
+    def _pull(self, move: _Move, a: Value, depth: int) -> Value | None:
+        """Operand ``a`` of a node being moved, computed from values the move leaves
+        transposed (LayerNorm's ``x * rsqrt(mean((x - mean(x))**2))``: the scale is a few
+        ops below ``x``): its producer moves too, when it can, and the value before its
+        transpose is returned; ``None`` otherwise."""
+        k = self.producer.get(a.id)
+        if (
+            k is None
+            or depth >= _PULL_DEPTH
+            or k in move.plans
+            or k in self.new_nodes
+            or self.nodes[k].op in TRANSPOSE_OPS
+            or not self._below(move, k, depth)
+        ):
+            return None
+        plans, pending = dict(move.plans), dict(move.pending)
+        if self._plan(move, k, depth + 1) and a.id in move.pending:
+            return move.pending[a.id]
+        move.plans.clear()  # in place: the callers hold these dicts
+        move.plans.update(plans)
+        move.pending.clear()
+        move.pending.update(pending)
+        return None
+
+    def _below(self, move: _Move, k: int, depth: int) -> bool:
+        """Whether node ``k`` reads, within ``_PULL_DEPTH`` ops, a value the move leaves
+        transposed (remembered per move: each node is looked at once)."""
+        known = move.below.get(k)
+        if known is not None:
+            return known
+        move.below[k] = False
+        for v in self.nodes[k].inputs():
+            if v.id in move.pending or v.id == move.n.outputs[0].id:
+                move.below[k] = True
+                break
+            j = self.producer.get(v.id)
+            if j is not None and depth < _PULL_DEPTH and self._below(move, j, depth + 1):
+                move.below[k] = True
+                break
+        return move.below[k]
 
     def _read(self, n: Node, un: Node, perm: list[int]) -> Node | None:
         """A read of the transposed array's sizes (in the permuted order) or of what a
@@ -539,12 +599,10 @@ class _Sweep:
         extra.append(Node(_RESHAPE[n.op], (a, list(moved)), (), (v,), LEAF, meta))
         return v
 
-    def _moved(
-        self, n: Node, un: Node, perm: list[int], moved: Moved, pending: Mapping[int, Value]
-    ) -> list[Node] | None:
+    def _moved(self, move: _Move, un: Node, moved: Moved, depth: int) -> list[Node] | None:
         """User ``un`` on the untransposed inputs, then (when it leaves one) a transpose of
-        its result; ``None`` when an operand cannot follow. ``pending``: results of users
-        moved before it in the same move (see :meth:`_plans`)."""
+        its result; ``None`` when an operand cannot follow."""
+        n, perm, pending = move.n, move.perm, move.pending
         out = n.outputs[0]
         res = un.outputs[0]
         if moved.out_perm is not None and not _rank_is(res.spec, len(moved.out_perm)):
@@ -571,6 +629,9 @@ class _Sweep:
                 isinstance(a, Const)
                 and getattr(self.graph.constants[a.index].spec, "shape", None) == ()
             ):
+                continue
+            if isinstance(a, Value) and (pulled := self._pull(move, a, depth)) is not None:
+                swap[a] = pulled
                 continue
             if not moved.broadcasts or a in swap:
                 return None
