@@ -46,3 +46,18 @@ def test_a_translation_of_writes_after_reads_is_right(target):
 
         got = tc(tf.constant(x2.numpy())).numpy()
     np.testing.assert_allclose(got, _writes_after_reading(x2.clone()).numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("target", ["numpy", "tensorflow", "jax", "torch"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.float64])
+def test_a_converted_array_never_shares_memory_with_its_source(target, dtype):
+    from ivytrace_ir import to_numpy
+    from ivytrace_transpile import get_target
+    from ivytrace_transpile.translate import to_target
+
+    src = torch.arange(12, dtype=dtype).reshape(3, 4)
+    for x in (src, src.t(), src.numpy()):  # contiguous, strided, a numpy source
+        got = to_target(x, get_target(target))
+        before = to_numpy(got).copy()
+        src.add_(100)  # written in place after the conversion: the target array keeps its values
+        np.testing.assert_array_equal(to_numpy(got), before)

@@ -166,6 +166,30 @@ def test_a_module_keeps_one_set_of_weights_across_specialisations(target):
         np.testing.assert_allclose(_run(tc, target, b), m(b).numpy() + 1, rtol=1e-5, atol=1e-6)
 
 
+_OTHER_VALUE = r"weight 'fc\.weight' into another layout or value"
+
+
+@pytest.mark.parametrize(
+    "target", ["numpy", "tensorflow", pytest.param("jax", marks=pytest.mark.slow)]
+)
+def test_a_torch_weight_edited_before_a_new_specialisation_is_refused(target):
+    torch.manual_seed(0)
+    m = Head().eval()
+    a, b = torch.randn(1, 3), torch.randn(2, 3)
+    tc = it.transpile(m, target=target, args=(a,))
+    kept = m.fc.weight.detach().clone()
+    with torch.no_grad():
+        m.fc.weight[0, 0] += 1.0  # the conversion at b would disagree with the first one
+    with pytest.warns(RetraceWarning), pytest.raises(it.TranspileError, match=_OTHER_VALUE):
+        _run(tc, target, b)
+    with torch.no_grad():
+        m.fc.weight.copy_(kept)  # the same bytes again: the weights can be shared
+    with pytest.warns(RetraceWarning):
+        got = _run(tc, target, b)
+    with torch.no_grad():
+        np.testing.assert_allclose(got, m(b).numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_a_keras_class_keeps_its_variables_across_specialisations():
     import tensorflow as tf
 

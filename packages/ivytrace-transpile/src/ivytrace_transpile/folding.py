@@ -10,17 +10,27 @@ a meta model's weights) instead of recovering it from the values.
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ivytrace_ir import PRIM_OPS, Graph, Node, Opaque, ScalarSpec, TensorSpec, TreeDef, Value
+from ivytrace_ir import (
+    PRIM_OPS,
+    Graph,
+    Node,
+    Opaque,
+    ScalarSpec,
+    TensorSpec,
+    TreeDef,
+    Value,
+    to_numpy,
+)
 from ivytrace_passes.edit import max_value_id
 from ivytrace_passes.interpret import call_node, tree_leaves
 
-__all__ = ["Fold", "FoldedCall", "fold_param_work", "fold_params", "param_only_nodes", "stager"]
+__all__ = ["Fold", "FoldedCall", "fold_param_work", "fold_params", "param_only_nodes"]
 
 
 _LAYOUT_OPS = frozenset(
@@ -134,7 +144,11 @@ def _rearranges_alone(n: Node, cur: int) -> bool:
 
 
 def fold_params(
-    graph: Graph, params: dict[str, Any], stage: Callable[[Any], Any] = lambda f: f
+    graph: Graph,
+    params: dict[str, Any],
+    stage: Callable[[Any], Any] = lambda f: f,
+    computed: tuple[Graph, Mapping[int, Any]] | None = None,
+    convert: Callable[[np.ndarray], Any] | None = None,
 ) -> tuple[Graph, dict[str, Any], dict[str, Fold]]:
     """Weights stored in the layout the target uses them in, converted once here instead of
     on every call: a parameter read only by a rearrangement of it alone (a conv kernel's
@@ -144,6 +158,13 @@ def fold_params(
     (:func:`_sizes_of_params`): a reshape whose target shape was computed from the weight's
     own sizes is a rearrangement of the weight alone. Arithmetic on weights is not folded:
     a key keeps naming the weight it names in torch.
+    ``computed``: a recorded run of the graph's ancestor (the translated run as traced) and
+    the arrays it computed by value id (``trace(..., keep_values=True)``); a weight whose
+    whole rearrangement is nodes of that run, unchanged, takes the array it computed
+    instead of computing it again (:func:`_already_computed`). ``convert``: a numpy array
+    as a target array; with it, a rearrangement whose every step is known (a transpose by
+    given axes, a reshape) is done in numpy, exactly, instead of by the target's ops (on
+    jax, one compilation fewer).
     Returns the graph, the weights, and what was done to each weight folded (by key)."""
     from ivytrace_passes import cache_arrays, prune, run_pipeline
     from ivytrace_passes.edit import substitute, substitute_node
@@ -183,17 +204,7 @@ def fold_params(
     if not dropped:
         return graph, params, {}
 
-    def rearrange(arrays: dict[str, Any]) -> dict[str, Any]:
-        out = {}
-        for key, x in arrays.items():
-            for n, vid in chains[key]:
-                x = call_node(n, {vid: x}, graph.constants)
-            out[key] = x
-        return out
-
-    # all at once, as one staged program where the target compiles each op it runs eagerly
-    # (jax: one compilation instead of one per weight shape)
-    params.update(stage(rearrange)({key: params[key] for key in chains}))
+    params.update(_rearranged(graph, chains, steps, params, stage, computed, convert))
     # every folded value, and the parameter itself, now reads as the updated input
     final = {v.id: v for v in inputs[: len(params)]}
     subst = {old: final[v.id] for old, v in subst.items()} | final
@@ -209,14 +220,75 @@ def fold_params(
     return new, params, folds
 
 
-def stager(target: str) -> Callable[[Any], Any]:
-    """How to run a function of target arrays as one program: ``jax.jit`` for jax, whose
-    eager dispatch compiles every op for every shape; as it is elsewhere."""
-    if target == "jax":
-        import jax
+def _rearranged(
+    graph: Graph,
+    chains: Mapping[str, list[tuple[Node, int]]],
+    steps: Mapping[str, list[Step]],
+    params: Mapping[str, Any],
+    stage: Callable[[Any], Any],
+    computed: tuple[Graph, Mapping[int, Any]] | None,
+    convert: Callable[[np.ndarray], Any] | None,
+) -> dict[str, Any]:
+    """Each folded weight (by key) rearranged along its chain (see :func:`fold_params`): the
+    array a recorded run computed, else moved in numpy, else by the target's ops."""
+    out = _already_computed(chains, graph.inputs, params, computed)
+    rest = {key: params[key] for key in chains if key not in out}
+    if convert is not None:  # moves of elements, exact anywhere: in numpy, nothing compiled
+        exact = [k for k in rest if all(kind != "unknown" for kind, _ in steps[k])]
+        for key in exact:
+            moved = Fold((), tuple(steps[key])).apply(to_numpy(rest.pop(key)))
+            out[key] = convert(np.ascontiguousarray(moved))
 
-        return jax.jit
-    return lambda f: f
+    def rearrange(arrays: dict[str, Any]) -> dict[str, Any]:
+        got = {}
+        for key, x in arrays.items():
+            for n, vid in chains[key]:
+                x = call_node(n, {vid: x}, graph.constants)
+            got[key] = x
+        return got
+
+    # the others all at once, as one staged program where the target compiles each op it
+    # runs eagerly (jax: one compilation instead of one per weight shape)
+    if rest:
+        out.update(stage(rearrange)(rest))
+    return out
+
+
+def _already_computed(
+    chains: Mapping[str, list[tuple[Node, int]]],
+    inputs: Sequence[Value],
+    params: Mapping[str, Any],
+    computed: tuple[Graph, Mapping[int, Any]] | None,
+) -> dict[str, Any]:
+    """The rearranged weights a recorded run already computed (``computed``: its graph and
+    its arrays by value id): those whose every rearranging node is a node of that run with
+    the same op, arguments and results, reading the same weight input, and the array of the
+    weight's own class. Value ids are kept through passes, so such a node computed that
+    array from that weight (a linear weight's transpose, a kernel's to HWIO, made by the
+    rules while the translated run recorded)."""
+    if computed is None:
+        return {}
+    run, values = computed
+    if tuple(v.id for v in run.inputs[: len(params)]) != tuple(v.id for v in inputs[: len(params)]):
+        return {}
+    made = {o.id: n for n in run.nodes for o in n.outputs}
+
+    def same(n: Node) -> bool:
+        rec = made.get(n.outputs[0].id)
+        return rec is not None and (rec.op, rec.args, rec.kwargs, rec.outputs) == (
+            n.op,
+            n.args,
+            n.kwargs,
+            n.outputs,
+        )
+
+    out = {}
+    for key, chain in chains.items():
+        got = values.get(chain[-1][0].outputs[0].id)
+        # of the weight's own class: not a recording view the tracer handed the rules
+        if type(got) is type(params[key]) and all(same(n) for n, _ in chain):
+            out[key] = got
+    return out
 
 
 def param_only_nodes(graph: Graph, n_params: int) -> list[int]:

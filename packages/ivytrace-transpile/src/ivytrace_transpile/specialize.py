@@ -263,11 +263,20 @@ def symbolic_failure(
 class SharedWeights:
     """ONE set of converted weights for all specialisations of a module: a later
     translation reads the arrays the first one converted (and any edit made to them),
-    and is refused where it converted a weight into another layout."""
+    and is refused where it converted a weight into another layout or value (a torch
+    weight edited between the two translations).
+
+    What a later conversion is compared with is kept per weight when it is adopted
+    (:func:`_mark`): an immutable array (a jax array, a TensorFlow eager tensor) is kept
+    itself and compared byte for byte only when a later translation brings that weight;
+    a mutable one (numpy, torch) is hashed then, since it could be written in place before
+    the comparison. The first translation so hashes nothing (blake2b over BERT-base's
+    weights was about 1 s of its conversion); a held array stays alive while this does,
+    also after the user replaces it in :attr:`arrays`."""
 
     def __init__(self) -> None:
         self.arrays: dict[str, Any] = {}
-        self._marks: dict[str, tuple[Any, ...]] = {}
+        self._marks: dict[str, _Mark] = {}
 
     def adopt(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
         """The one set, holding ``params``'s keys: the first translation's dict itself."""
@@ -279,23 +288,73 @@ class SharedWeights:
             if key not in self._marks:
                 self.arrays[key] = value
                 self._marks[key] = _mark(value)
-            elif _mark(value) != self._marks[key]:
+            elif not self._marks[key].same(value):
                 raise TranspileError(
                     f"{name}: a new specialisation converted weight {key!r} into another "
-                    f"layout or value ({_mark(value)[:2]} where the first had "
-                    f"{self._marks[key][:2]}): the specialisations cannot share one set "
+                    f"layout or value ({_mark(value).head} where the first had "
+                    f"{self._marks[key].head}): the specialisations cannot share one set "
                     "of weights. Pass retrace=False (one translation), or translate at "
                     "these inputs separately"
                 )
         return self.arrays
 
 
-def _mark(value: Any) -> tuple[Any, ...]:
+@dataclass(frozen=True)
+class _Mark:
+    """What a converted weight was when adopted: its shape and dtype, and either the array
+    itself (immutable: it still holds those bytes) or a digest of its bytes."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    held: Any = None
+    digest: str = ""
+
+    @property
+    def head(self) -> tuple[tuple[int, ...], str]:
+        return (self.shape, self.dtype)
+
+    def same(self, value: Any) -> bool:
+        """Whether ``value`` has the shape, dtype and bytes this weight had."""
+        arr = _as_numpy(value)
+        if self.held is None:
+            return (tuple(arr.shape), str(arr.dtype), _digest(arr)) == (*self.head, self.digest)
+        first = _as_numpy(self.held)
+        return (
+            first.shape == arr.shape
+            and first.dtype == arr.dtype
+            and np.array_equal(_bytes(first), _bytes(arr))
+        )
+
+
+def _as_numpy(value: Any) -> np.ndarray:
     # to_numpy, not np.asarray: a tensorflow bfloat16 tensor (RecurrentGemma's normaliser
     # buffer) has an __array__ that numpy refuses
-    arr = to_numpy(value) if framework_of(value) is not None else np.asarray(value)
-    digest = hashlib.blake2b(np.ascontiguousarray(arr).tobytes(), digest_size=16).hexdigest()
-    return (tuple(arr.shape), str(arr.dtype), digest)
+    return to_numpy(value) if framework_of(value) is not None else np.asarray(value)
+
+
+def _bytes(arr: np.ndarray) -> np.ndarray:
+    """``arr``'s bytes, as a flat uint8 array (a view where it is contiguous)."""
+    return np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+
+
+def _digest(arr: np.ndarray) -> str:
+    return hashlib.blake2b(_bytes(arr), digest_size=16).hexdigest()
+
+
+def _immutable(value: Any) -> bool:
+    """Whether ``value`` is an array nothing can write in place: a concrete jax array or a
+    TensorFlow eager tensor (not a variable)."""
+    jax, tf = sys.modules.get("jax"), sys.modules.get("tensorflow")
+    if jax is not None and isinstance(value, jax.Array):
+        return not isinstance(value, jax.core.Tracer)
+    return tf is not None and type(value).__name__ == "EagerTensor" and isinstance(value, tf.Tensor)
+
+
+def _mark(value: Any) -> _Mark:
+    if _immutable(value):
+        return _Mark(tuple(int(d) for d in value.shape), str(spec_of(value).dtype), held=value)
+    arr = _as_numpy(value)
+    return _Mark(tuple(arr.shape), str(arr.dtype), digest=_digest(arr))
 
 
 def for_writing(translated: Any, specs: Sequence[str], latest: str) -> Any:

@@ -240,7 +240,7 @@ def translate_graph(
         if bad is not None:
             raise validation_error(bad, target)
     clean, params, folds = _cleaned(
-        res.graph.replace(out_tree=graph.out_tree), res.drawn, params, target
+        res.graph.replace(out_tree=graph.out_tree), res.drawn, params, target, res.values
     )
     output = unflatten(graph.out_tree, list(res.output))
     return Translation(clean, params, graph, checks, target, output, folds=folds)
@@ -254,10 +254,14 @@ def _translated_run(
     compiled call), else, or where staging needs a concrete value, run eagerly."""
     name, target = run.graph.meta.name, run.target
 
-    def record(p: dict[str, Any], a: tuple[Any, ...], k: dict[str, Any]) -> TraceResult:
+    def record(
+        p: dict[str, Any], a: tuple[Any, ...], k: dict[str, Any], keep_values: bool = False
+    ) -> TraceResult:
         run.produced = []
         with remembering_transposes():
-            return trace(run.run, (p, *a), k, name=name, frameworks=(target,))
+            return trace(
+                run.run, (p, *a), k, name=name, frameworks=(target,), keep_values=keep_values
+            )
 
     if run.tgt.stages:
         run.staged = True
@@ -267,15 +271,17 @@ def _translated_run(
             run.staged = False
         if got is not None:
             return got
-    res = record(params, t_args, t_kwargs)
+    # run eagerly: its arrays are kept (``res.values``) for the weight folding to reuse
+    res = record(params, t_args, t_kwargs, keep_values=True)
     return res, run.produced
 
 
 def _cleaned(
-    graph: Graph, drawn: Any, params: dict[str, Any], target: str
+    graph: Graph, drawn: Any, params: dict[str, Any], target: str, computed: Mapping[int, Any]
 ) -> tuple[Graph, dict[str, Any], dict[str, Fold]]:
     """The recorded translation through the default passes, the layout pass (for the
-    targets whose rules write channels-last regions) and the weight folding."""
+    targets whose rules write channels-last regions) and the weight folding, which takes
+    the rearranged weights the run computed (``computed``, by value id) where it can."""
     passes = default_pipeline(
         array_caching=True, include_generators=True, drawn=drawn, within_calls=True
     )
@@ -285,7 +291,8 @@ def _cleaned(
         from .layout import optimize_transposes
 
         clean = run_pipeline(clean, [optimize_transposes.bind(static_inputs=len(params))])
-    return fold_params(clean, params, get_target(target).once)
+    tgt = get_target(target)
+    return fold_params(clean, params, tgt.once, (graph, computed), tgt.from_numpy)
 
 
 class _TranslatedRun:

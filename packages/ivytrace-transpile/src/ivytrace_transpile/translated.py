@@ -32,7 +32,7 @@ from ivytrace_ir import (
 from ivytrace_passes import default_pipeline, run_pipeline
 
 from .errors import TranslatedCallError, TranspileError
-from .folding import FoldedCall, fold_param_work, stager
+from .folding import FoldedCall, fold_param_work
 from .outputs import DEFAULT_OUTPUT_DIR, write_package
 from .rules import rules_for
 from .specialize import (
@@ -148,7 +148,9 @@ class TranslatedCallable:
         fixed weights, a :class:`~ivytrace_transpile.folding.FoldedCall` of the per-call
         graph (its ``graph`` and ``source`` are the per-call graph's)."""
         if self.fixed_weights:
-            graph, prologue, derived = fold_param_work(tr.graph, tr.params, stager(tr.target))
+            graph, prologue, derived = fold_param_work(
+                tr.graph, tr.params, get_target(tr.target).once
+            )
             if derived:
                 per_call = compile_graph(graph)
                 fn = FoldedCall(per_call.fn, prologue, tr.params, derived)

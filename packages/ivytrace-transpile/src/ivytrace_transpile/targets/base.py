@@ -152,8 +152,8 @@ class Target:
 
     def once(self, fn: Any) -> Any:
         """``fn`` (a function of target arrays) as one program that runs once, at conversion
-        (the weights' rearrangement): as it is, or compiled where eager dispatch compiles
-        every op (jax)."""
+        (the weights' rearrangement, the work that reads only weights): as it is, or
+        compiled where eager dispatch compiles every op (jax)."""
         return fn
 
     def run_staged(self, fn: Any, params: list[Any], leaves: list[Any]) -> list[Any]:
@@ -183,6 +183,12 @@ class Target:
         """A numpy array (of a dtype this target has) as a target array, outside any trace:
         the parameters and inputs of a translation."""
         return self.asarray(arr)
+
+    from_numpy_copies: bool = False
+    """Whether :meth:`from_numpy` gives an array holding its own copy of the elements, so a
+    caller need not copy first (``reference.to_target``): TensorFlow's ``EagerTensor`` and
+    ``torch.tensor`` copy; numpy's ``asarray`` and jax's ``device_put`` on CPU may share
+    the numpy array's memory."""
 
     def is_array(self, x: Any) -> bool:
         """Whether ``x`` is an array of this target, judged by its class alone (reading an

@@ -38,6 +38,7 @@ class TensorFlowTarget(Target):
     identity_op = "tensorflow.identity"
     writes_channels_last = True
     moves_transposes = True
+    from_numpy_copies = True  # convert_to_tensor copies a numpy array
 
     def __init__(self) -> None:
         import tensorflow as tf

@@ -43,6 +43,7 @@ class TorchTarget(Target):
     identity_op = "torch.clone"
     writes_channels_last = False
     moves_transposes = True
+    from_numpy_copies = True  # torch.tensor copies a numpy array
 
     def __init__(self) -> None:
         # Imported now, so the tracer wraps them when a translation starts recording.
