@@ -54,7 +54,7 @@ TARGETS = ("tensorflow", "jax")
 # ---------------------------------------------------------------- child processes
 
 
-def _build(model_name: str) -> tuple[Any, dict[str, Any]]:
+def _build(model_name: str, padded_mask: bool = False) -> tuple[Any, dict[str, Any]]:
     import torch
     import transformers as tr
 
@@ -66,8 +66,12 @@ def _build(model_name: str) -> tuple[Any, dict[str, Any]]:
         model = tr.GPT2Model(tr.GPT2Config()).eval()
         return model, {"input_ids": torch.randint(0, 1000, (1, 128)), "use_cache": False}
     model = tr.BertModel(tr.BertConfig()).eval()  # base: 12 layers, hidden 768
-    # no attention_mask: see the module docstring
     ids = torch.randint(0, 1000, (1, 128))
+    if padded_mask:  # conversion only (--bert-mask): the last 28 positions padding
+        mask = torch.ones(1, 128, dtype=torch.long)
+        mask[:, 100:] = 0
+        return model, {"input_ids": ids, "attention_mask": mask}
+    # no attention_mask per call: see the module docstring
     return model, {"input_ids": ids}
 
 
@@ -86,7 +90,7 @@ def _error_text(exc: BaseException, limit: int = 3000) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
-def child_cold(model_name: str, target: str) -> None:
+def child_cold(model_name: str, target: str, padded_mask: bool = False) -> None:
     """One cold conversion: imports, build, one eager forward, then ``transpile``."""
     t0 = time.perf_counter()
     import torch
@@ -99,7 +103,7 @@ def child_cold(model_name: str, target: str) -> None:
 
     __import__(target)
     imports = time.perf_counter() - t0
-    model, kw = _build(model_name)
+    model, kw = _build(model_name, padded_mask)
     with torch.no_grad():
         model(**kw)
         eager_runs = []
@@ -315,10 +319,12 @@ def _thread_env(threads: int) -> dict[str, str]:
     return env
 
 
-def _run_child(*argv: str, threads: int, timeout: float = 600) -> dict[str, Any]:
+def _run_child(
+    *argv: str, threads: int, timeout: float = 600, python: str | None = None
+) -> dict[str, Any]:
     try:
         out = subprocess.run(
-            [sys.executable, __file__, "--child", *argv],
+            [python or sys.executable, __file__, "--child", *argv],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -331,6 +337,23 @@ def _run_child(*argv: str, threads: int, timeout: float = 600) -> dict[str, Any]
             return json.loads(line[len("@@RESULT ") :])
     tail = (out.stderr or out.stdout).strip().splitlines()[-15:]
     return {"error": f"child exited {out.returncode}: " + "\n".join(tail)}
+
+
+def _cold_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians over the fresh processes of one conversion (the first error if none ran)."""
+    ok = [r for r in runs if "error" not in r]
+    if not ok:
+        return runs[0]
+    phases = {p: statistics.median(r["phases"].get(p, 0.0) for r in ok) for p in ok[0]["phases"]}
+    return {
+        "seconds": statistics.median(r["seconds"] for r in ok),
+        "ratio": statistics.median(r["seconds"] / r["eager"] for r in ok),
+        "eager": statistics.median(r["eager"] for r in ok),
+        "all": [r["seconds"] for r in ok],
+        "imports": statistics.median(r["imports"] for r in ok),
+        "cpu": statistics.median(r.get("cpu", 0.0) for r in ok),
+        "phases": phases,
+    }
 
 
 def _fmt_err(text: str) -> str:
@@ -351,11 +374,23 @@ def main() -> None:
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     ap.add_argument("--skip-cold", action="store_true", help="per-call timings only")
     ap.add_argument("--skip-percall", action="store_true", help="conversion timings only")
+    ap.add_argument(
+        "--bert-mask",
+        action="store_true",
+        help="convert BERT-base with a padded attention_mask (1 x 128, the last 28 padding); "
+        "per-call timings still take input_ids only",
+    )
+    ap.add_argument(
+        "--baseline",
+        metavar="PYTHON",
+        help="the interpreter of another checkout's environment (/tmp/base/.venv/bin/python): "
+        "each cold conversion also runs there, interleaved with this one, and both are reported",
+    )
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         if args.child[0] == "cold":
-            child_cold(args.child[1], args.child[2])
+            child_cold(args.child[1], args.child[2], args.child[3:] == ["mask"])
         else:
             child_percall(args.child[1], int(args.child[2]), float(args.child[3]))
         return
@@ -367,28 +402,27 @@ def main() -> None:
         f"threads per framework: {args.threads or 'default'}"
     )
     cold: dict[tuple[str, str], dict[str, Any]] = {}
+    before: dict[tuple[str, str], dict[str, Any]] = {}
     for model in models if not args.skip_cold else ():
         for target in TARGETS:
-            runs = [
-                _run_child("cold", model, target, threads=args.threads)
-                for _ in range(args.cold_runs)
-            ]
-            ok = [r for r in runs if "error" not in r]
-            if not ok:
-                cold[model, target] = runs[0]
-                continue
-            phases = {
-                p: statistics.median(r["phases"].get(p, 0.0) for r in ok) for p in ok[0]["phases"]
-            }
-            cold[model, target] = {
-                "seconds": statistics.median(r["seconds"] for r in ok),
-                "ratio": statistics.median(r["seconds"] / r["eager"] for r in ok),
-                "eager": statistics.median(r["eager"] for r in ok),
-                "all": [r["seconds"] for r in ok],
-                "imports": statistics.median(r["imports"] for r in ok),
-                "cpu": statistics.median(r.get("cpu", 0.0) for r in ok),
-                "phases": phases,
-            }
+            mask = ["mask"] if args.bert_mask and model == "BERT-base" else []
+            runs, base_runs = [], []
+            for _ in range(args.cold_runs):  # with --baseline: interleaved, baseline first
+                if args.baseline:
+                    base_runs.append(
+                        _run_child(
+                            "cold",
+                            model,
+                            target,
+                            *mask,
+                            threads=args.threads,
+                            python=args.baseline,
+                        )
+                    )
+                runs.append(_run_child("cold", model, target, *mask, threads=args.threads))
+            cold[model, target] = _cold_summary(runs)
+            if args.baseline:
+                before[model, target] = _cold_summary(base_runs)
     hot = {
         m: {}
         if args.skip_percall
@@ -398,12 +432,37 @@ def main() -> None:
         for m in models
     }
     _report(models, cold, hot, args)
+    if before:
+        _report_baseline(before, cold, args.baseline)
     threads = hot[models[0]].get("threads", {})
     print(
         f"\nthreads: {threads}; load average at end {os.getloadavg()[0]:.1f}; "
         f"whole run {time.perf_counter() - start:.0f} s. A shared machine: expect noise of "
         "tens of percent in absolute times; the interleaved ratios are steadier."
     )
+
+
+def _report_baseline(before: dict, cold: dict, baseline: str) -> None:
+    """The conversions run interleaved with another checkout (``--baseline``), side by side."""
+    print(f"\nBefore ({baseline}) and after (this checkout), interleaved, medians:")
+    print("| model | target | before s | after s | before CPU s | after CPU s | eager s |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for (model, target), c in cold.items():
+        b = before[model, target]
+        if "error" in b or "error" in c:
+            print(f"| {model} | {target} | {'error' if 'error' in b else '-'} | "
+                  f"{'error' if 'error' in c else '-'} | | | |")  # fmt: skip
+            continue
+        print(
+            f"| {model} | {target} | {b['seconds']:.2f} | {c['seconds']:.2f} | {b['cpu']:.2f} "
+            f"| {c['cpu']:.2f} | {c['eager']:.3f} |"
+        )
+    for (model, target), b in before.items():
+        if "error" not in b:
+            ph = ", ".join(f"{k} {v:.2f}" for k, v in b["phases"].items())
+            print(f"  before, {model} -> {target}: total {b['seconds']:.2f}; {ph}")
+        else:
+            print(f"  before, {model} -> {target}: FAILED\n    {_fmt_err(b['error'])}")
 
 
 _CONVERT_TARGET_S = {"ResNet-50": 3.0, "BERT-base": 2.0}
