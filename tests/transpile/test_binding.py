@@ -153,3 +153,16 @@ def test_aten_order_batch_norm():
     np.testing.assert_allclose(
         np.asarray(tr(to_target(x2, it.get_target("tensorflow")))), f(x2).numpy(), atol=1e-5
     )
+
+
+def test_reading_a_signature_does_not_rebind_a_framework_namespace():
+    """Importing ``tensorflow.nn`` by name rebinds ``tf.nn`` to another module object; done
+    while a translation records, the tracer's wrappers sat on the old one and the target's
+    ``tf.nn.conv2d`` went unrecorded (a tensorflow-source model translated to tensorflow was
+    refused, depending on which test ran first)."""
+    tf = pytest.importorskip("tensorflow")
+    from ivytrace_transpile.binding import _python_params
+
+    before = tf.nn
+    assert _python_params("tensorflow.nn.conv2d") is not None
+    assert tf.nn is before

@@ -64,6 +64,26 @@ class _Param:
     int_list: bool
 
 
+def _attribute_path(parts: list[str]) -> Any:
+    """``root.a.b`` found by attributes from the root module, or ``None``: importing a
+    namespace by name (``tensorflow.nn``) rebinds the framework's attribute to another
+    module object while a trace may hold wrappers on the one it had."""
+    import importlib
+    import sys
+
+    obj: Any = sys.modules.get(parts[0])
+    if obj is None:
+        try:
+            obj = importlib.import_module(parts[0])
+        except ImportError:
+            return None
+    for attr in parts[1:]:
+        obj = getattr(obj, attr, None)
+        if obj is None:
+            return None
+    return obj
+
+
 def _python_params(op: str) -> tuple[_Param, ...] | None:
     """The parameters of ``op`` when torch defines it in Python (``F.softmax``,
     ``Tensor.split``): its own signature, which can differ from the aten schema's
@@ -71,8 +91,8 @@ def _python_params(op: str) -> tuple[_Param, ...] | None:
     import importlib
 
     parts = op.split(".")
-    obj: Any = None
-    for i in range(len(parts) - 1, 0, -1):
+    obj: Any = _attribute_path(parts)
+    for i in range(len(parts) - 1, 0, -1) if obj is None else ():
         try:
             obj = importlib.import_module(".".join(parts[:i]))
         except ImportError:
