@@ -152,6 +152,8 @@ def test_a_keras_cnn_on_torch_runs_one_permute_per_call():
     tn = it.transpile(model, target="torch", args=(tf.constant(x),))
     assert it.count_transposes(tn.graph) == 1, str(tn.graph)
     assert tuple(tn.params["c1/kernel"].shape) == (6, 3, 3, 3)  # OIHW, converted once
+    # stored dense: a strided view would be copied by every convolution call
+    assert all(w.is_contiguous() for w in tn.params.values())
     tgt = it.get_target("torch")
     for n in (2, 5):
         xb = _f32(n, 12, 12, 3)

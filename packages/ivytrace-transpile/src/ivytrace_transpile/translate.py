@@ -292,7 +292,8 @@ def _cleaned(
 
         clean = run_pipeline(clean, [optimize_transposes.bind(static_inputs=len(params))])
     tgt = get_target(target)
-    return fold_params(clean, params, tgt.once, (graph, computed), tgt.from_numpy)
+    clean, params, folds = fold_params(clean, params, tgt.once, (graph, computed), tgt.from_numpy)
+    return clean, {k: tgt.dense(v) for k, v in params.items()}, folds
 
 
 class _TranslatedRun:

@@ -190,6 +190,11 @@ class Target:
     ``torch.tensor`` copy; numpy's ``asarray`` and jax's ``device_put`` on CPU may share
     the numpy array's memory."""
 
+    def dense(self, x: Any) -> Any:
+        """``x`` laid out densely in its own memory, as a stored weight should be; the
+        targets whose arrays are always dense return it as it is."""
+        return x
+
     def is_array(self, x: Any) -> bool:
         """Whether ``x`` is an array of this target, judged by its class alone (reading an
         attribute of an array while tracing would record a read)."""
