@@ -400,6 +400,16 @@ class NestedNet(keras.Model):
         return self.head(keras.ops.mean(self.stage(self.stem(x)), axis=(1, 2)))
 
 
+def _built_torch_package(model, tmp_path):
+    """``model`` built on a (2, 12, 12, 3) batch and written as a torch package: the
+    package's name and its ``model.py``."""
+    x = _RNG.standard_normal((2, 12, 12, 3)).astype(np.float32)
+    model(x)
+    it.transpile(model, target="torch", args=(tf.constant(x),), output_dir=tmp_path)
+    (pkg,) = (p.name for p in tmp_path.iterdir() if p.name.endswith("_torch"))
+    return pkg, (tmp_path / pkg / "model.py").read_text()
+
+
 def test_a_subclassed_keras_model_writes_a_class_per_composite_layer(tmp_path) -> None:
     """A subclassed Keras model's layers are classes at their variables' Keras paths
     (``self.nested_net.conv2d = Conv2D()`` for ``nested_net/conv2d/kernel``), a layer holding layers
@@ -408,11 +418,7 @@ def test_a_subclassed_keras_model_writes_a_class_per_composite_layer(tmp_path) -
     the package matches Keras at two batches, eagerly and under ``torch.compile``, without
     tensorflow, with every variable by its Keras path."""
     model = NestedNet()
-    x = _RNG.standard_normal((2, 12, 12, 3)).astype(np.float32)
-    model(x)
-    it.transpile(model, target="torch", args=(tf.constant(x),), output_dir=tmp_path)
-    (pkg,) = (p.name for p in tmp_path.iterdir() if p.name.endswith("_torch"))
-    text = (tmp_path / pkg / "model.py").read_text()
+    pkg, text = _built_torch_package(model, tmp_path)
     classes = re.findall(r"^class (\w+)\(torch.nn.Module\):", text, re.M)
     assert {"Block", "Stage"} <= {re.sub(r"_\d+$", "", c) for c in classes}, classes
     stage = text[text.index("class Stage(") :]
@@ -458,11 +464,7 @@ def test_composite_layers_alike_but_for_numbers_are_one_class(tmp_path) -> None:
     (``NamedBlock(filters=8, strides=2, ...)``), which makes its sub-layers with them; the
     package matches Keras eagerly and under ``torch.compile``."""
     model = NamedNet()
-    x = _RNG.standard_normal((2, 12, 12, 3)).astype(np.float32)
-    model(x)
-    it.transpile(model, target="torch", args=(tf.constant(x),), output_dir=tmp_path)
-    (pkg,) = (p.name for p in tmp_path.iterdir() if p.name.endswith("_torch"))
-    text = (tmp_path / pkg / "model.py").read_text()
+    pkg, text = _built_torch_package(model, tmp_path)
     assert re.findall(r"^class (NamedBlock\w*)\(", text, re.M) == ["NamedBlock"]
     made = re.findall(r"= NamedBlock\((.*)\)$", text, re.M)
     assert len(made) == 3 and all("filters=" in m and "strides=" in m for m in made), made

@@ -145,14 +145,19 @@ class Head(torch.nn.Module):
         return self.fc(x).squeeze(0)  # squeeze(0) keeps dim 0 unless it is 1
 
 
+def _head_translated(target):
+    """A seeded ``Head``, inputs at batch 1 and 2, and its translation traced at batch 1."""
+    torch.manual_seed(0)
+    m = Head().eval()
+    a, b = torch.randn(1, 3), torch.randn(2, 3)
+    return m, a, b, it.transpile(m, target=target, args=(a,))
+
+
 @pytest.mark.parametrize(
     "target", ["numpy", "tensorflow", pytest.param("jax", marks=pytest.mark.slow)]
 )
 def test_a_module_keeps_one_set_of_weights_across_specialisations(target):
-    torch.manual_seed(0)
-    m = Head().eval()
-    a, b = torch.randn(1, 3), torch.randn(2, 3)
-    tc = it.transpile(m, target=target, args=(a,))
+    m, a, b, tc = _head_translated(target)
     with pytest.warns(RetraceWarning):
         got = _run(tc, target, b)
     with torch.no_grad():
@@ -173,10 +178,7 @@ _OTHER_VALUE = r"weight 'fc\.weight' into another layout or value"
     "target", ["numpy", "tensorflow", pytest.param("jax", marks=pytest.mark.slow)]
 )
 def test_a_torch_weight_edited_before_a_new_specialisation_is_refused(target):
-    torch.manual_seed(0)
-    m = Head().eval()
-    a, b = torch.randn(1, 3), torch.randn(2, 3)
-    tc = it.transpile(m, target=target, args=(a,))
+    m, _, b, tc = _head_translated(target)
     kept = m.fc.weight.detach().clone()
     with torch.no_grad():
         m.fc.weight[0, 0] += 1.0  # the conversion at b would disagree with the first one
