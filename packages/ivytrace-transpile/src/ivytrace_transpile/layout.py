@@ -83,23 +83,22 @@ _SAME_READS = frozenset(
 """Reads a transpose does not change."""
 
 
-def _table_names(*categories: str) -> frozenset[str]:
-    """The native names, on the targets the pass runs on, of the op table's ops of
-    ``categories``; for torch, the tensor methods of the same names too
-    (``torch.Tensor.mul`` beside ``torch.mul``)."""
-    names = {
-        n
-        for op in unique_ops()
-        if op.category in categories
-        for b in _BACKENDS
-        for n in op.native_names(b)
-    }
-    names.update(
+def _names_of(*ops: str) -> frozenset[str]:
+    """The native names of the op table's ``ops`` on the targets the pass runs on; for
+    torch, the tensor methods of the same names too (``torch.Tensor.mul`` beside
+    ``torch.mul``)."""
+    names = {n for op in ops for b in _BACKENDS for n in OPS[op].native_names(b)}
+    methods = {
         "torch.Tensor." + n.removeprefix("torch.")
-        for n in tuple(names)
+        for n in names
         if n.startswith("torch.") and n.count(".") == 1
-    )
-    return frozenset(names)
+    }
+    return frozenset(names | methods)
+
+
+def _table_names(*categories: str) -> frozenset[str]:
+    """:func:`_names_of` the op table's ops of ``categories``."""
+    return _names_of(*(op.name for op in unique_ops() if op.category in categories))
 
 
 def _pointwise_names() -> frozenset[str]:
@@ -141,18 +140,6 @@ untransposed inputs, or ``None`` if it cannot be rewritten."""
 
 def _pointwise_rule(node: Node, perm: Sequence[int]) -> Moved:
     return Moved(node.args, dict(node.kwargs), tuple(perm), broadcasts=True)
-
-
-def _names_of(*ops: str) -> frozenset[str]:
-    names = {n for op in ops for b in _BACKENDS for n in OPS[op].native_names(b)}
-    return frozenset(
-        names
-        | {
-            "torch.Tensor." + n.removeprefix("torch.")
-            for n in names
-            if n.startswith("torch.") and n.count(".") == 1
-        }
-    )
 
 
 _LAYOUT_BOUND = _names_of("argmax", "argmin", "cumsum")

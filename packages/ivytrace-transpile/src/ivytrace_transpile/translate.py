@@ -280,8 +280,9 @@ def _cleaned(
     graph: Graph, drawn: Any, params: dict[str, Any], target: str, computed: Mapping[int, Any]
 ) -> tuple[Graph, dict[str, Any], dict[str, Fold]]:
     """The recorded translation through the default passes, the layout pass (for the
-    targets whose rules write channels-last regions) and the weight folding, which takes
-    the rearranged weights the run computed (``computed``, by value id) where it can."""
+    targets whose rules write regions of another layout: ``Target.moves_transposes``) and
+    the weight folding, which takes the rearranged weights the run computed (``computed``,
+    by value id) where it can; the stored weights laid out densely (``Target.dense``)."""
     passes = default_pipeline(
         array_caching=True, include_generators=True, drawn=drawn, within_calls=True
     )
