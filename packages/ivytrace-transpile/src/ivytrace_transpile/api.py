@@ -100,6 +100,7 @@ def transpile(
     validate: bool = True,
     output_dir: str | os.PathLike[str] | Literal[False] | None = None,
     retrace: bool | int = True,
+    examples: list[Any] | tuple[Any, ...] | None = None,
 ) -> Any:
     """Translate torch code into ``target`` (``"tensorflow"``, ``"jax"`` or ``"numpy"``);
     numpy and jax code too, as far as their rule table reaches (elementwise ops,
@@ -114,6 +115,13 @@ def transpile(
 
     With ``args``/``kwargs`` (example inputs, of any framework) the translation is made
     and validated now; without, on the first call. Several objects give a tuple.
+
+    ``examples`` (a list) gives more example inputs, each an args tuple (``(x,)``) or a
+    dict ``{"args": (x,), "kwargs": {"mask": m}}``: the translation is made and validated
+    at each (after ``args``/``kwargs`` where given), so that where the code decides on
+    sizes (``if seq_len == 1:``) it holds a specialisation for each way the decisions go,
+    and the package written (see :meth:`TranslatedCallable.save`) holds them all as
+    branches. Not for a class (its instances translate on their first call).
 
     A translation holds for inputs where the code's Python decisions on sizes go as they
     went when traced (``x.squeeze()`` of a dim that was 1). At inputs where one goes the
@@ -139,11 +147,17 @@ def transpile(
     (see :mod:`ivytrace_transpile.meta`): its package without weights, and a converter.
     """
     _check_arguments(target, args, kwargs, retrace)
+    inputs = _examples(args, kwargs, examples)
     if len(objs) != 1:
         opts = dict(source=source, target=target, args=args, kwargs=kwargs)
-        opts.update(validate=validate, output_dir=output_dir, retrace=retrace)
+        opts.update(validate=validate, output_dir=output_dir, retrace=retrace, examples=examples)
         return tuple(transpile(o, **opts) for o in objs)
     (obj,) = objs
+    if examples is not None and isinstance(obj, type):
+        raise TypeError(
+            f"examples= is for a function, module or instance: {obj.__qualname__} is a class, "
+            "whose instances translate on their first call; make an instance and pass it"
+        )
     src = _resolve_source(obj, source, args, kwargs, target)
     if (
         src == "tensorflow"
@@ -157,7 +171,7 @@ def transpile(
             "translate with output_dir=False and call the result, or save its .params"
         )
     how = _How(target, src, validate, output_dir, retrace)
-    return _translate_object(obj, args, kwargs, how)
+    return _translate_object(obj, inputs, how)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,6 +200,35 @@ def _check_arguments(target: str, args: Any, kwargs: Any, retrace: Any) -> None:
             f"kwargs= takes a dict of keyword example inputs, got {type(kwargs).__name__}"
         )
     retrace_limit(retrace)  # raises on anything but a bool or a count >= 1
+
+
+def _examples(args: Any, kwargs: Any, examples: Any) -> list[tuple[tuple, dict]]:
+    """Every example input as (args, kwargs): ``args``/``kwargs`` first where given, then
+    each of ``examples`` (an args tuple or list, or a dict of ``args`` and ``kwargs``);
+    anything else refused, naming the form."""
+    out = [] if args is None and kwargs is None else [(tuple(args or ()), dict(kwargs or {}))]
+    if examples is None:
+        return out
+    form = 'each an args tuple, (x,), or a dict {"args": (x,), "kwargs": {"name": value}}'
+    if not isinstance(examples, list | tuple) or not examples:
+        raise TypeError(f"examples= takes a non-empty list of example inputs, {form}")
+    for k, ex in enumerate(examples):
+        if isinstance(ex, dict):
+            unknown = set(ex) - {"args", "kwargs"}
+            ex_args, ex_kwargs = ex.get("args", ()), ex.get("kwargs", {})
+            if unknown or not isinstance(ex_args, tuple | list) or not isinstance(ex_kwargs, dict):
+                got = f"keys {sorted(map(str, unknown))}" if unknown else "args or kwargs"
+                raise TypeError(f"examples[{k}] is a dict with wrong {got}: {form}")
+            out.append((tuple(ex_args), dict(ex_kwargs)))
+        elif isinstance(ex, tuple | list):
+            out.append((tuple(ex), {}))
+        else:
+            what = "an array" if framework_of(ex) is not None else f"a {type(ex).__name__}"
+            raise TypeError(
+                f"examples[{k}] is {what}: examples= takes a list of example inputs, {form} "
+                "(write examples=[(x1,), (x2,)] for one input)"
+            )
+    return out
 
 
 def _resolve_source(obj: Any, source: str | None, args: Any, kwargs: Any, target: str) -> str:
@@ -230,10 +273,11 @@ def _is_tensorflow_module(obj: Any) -> bool:
     return isinstance(obj, kinds) or (isinstance(obj, type) and issubclass(obj, kinds))
 
 
-def _translate_object(obj: Any, args: Any, kwargs: Any, how: _How) -> Any:
+def _translate_object(obj: Any, inputs: list[tuple[tuple, dict]], how: _How) -> Any:
     """One object translated: a class gives a class, a module on the meta device its
-    package, any other callable a :class:`TranslatedCallable` (translated now where
-    example inputs are given)."""
+    package, any other callable a :class:`TranslatedCallable` (translated now at each of
+    ``inputs``, the example inputs, where given)."""
+    args, kwargs = inputs[0] if len(inputs) == 1 else (None, None)
     meta_dir = how.output_dir if how.output_dir is not False else None
     output_dir = _output_dir(obj, how.output_dir)
     if isinstance(obj, type) and how.target == "tensorflow" and _is_torch_module_class(obj):
@@ -249,11 +293,17 @@ def _translate_object(obj: Any, args: Any, kwargs: Any, how: _How) -> Any:
     if how.source == "torch" and _is_meta_module(obj):  # no weights to call with
         from .meta import transpile_meta
 
+        if len(inputs) > 1:
+            raise NotImplementedError(
+                "examples= for a module on the meta device is not built: it has no weights "
+                "to validate several specialisations with; pass args= alone"
+            )
+
         out = DEFAULT_OUTPUT_DIR if meta_dir is None else meta_dir
         return transpile_meta(
             obj, target=how.target, args=args, kwargs=kwargs, output_dir=out, validate=how.validate
         )
-    lazy = args is None and kwargs is None
+    lazy = not inputs
     tc = TranslatedCallable(
         obj,
         how.target,
@@ -263,6 +313,6 @@ def _translate_object(obj: Any, args: Any, kwargs: Any, how: _How) -> Any:
         output_dir=output_dir,
         retrace=how.retrace,
     )
-    if not lazy:
-        tc.translate(tuple(args or ()), dict(kwargs or {}))
+    for k, (ex_args, ex_kwargs) in enumerate(inputs):  # the package written after the last
+        tc.translate(ex_args, ex_kwargs, write=k == len(inputs) - 1)
     return tc

@@ -27,7 +27,7 @@ import dataclasses
 import inspect
 import itertools
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,7 @@ from ivytrace_ir.archive import file_mode
 from .errors import TranspileError
 from .folding import Fold
 from .modulegen import ModuleJob, render_modules, snake_case
+from .modulegen.branches import CannotBranch, merge_sources
 from .modulegen.flat import is_keras_module, keras_state, render_flat, root_name
 from .modulegen.naming import PACKAGE_GLOBALS
 
@@ -54,9 +55,11 @@ __all__ = [
     "DEFAULT_OUTPUT_DIR",
     "PackageFiles",
     "as_numpy",
+    "branches_section",
     "render_package",
     "snake_name",
     "weight_layouts",
+    "write_files",
     "write_package",
 ]
 
@@ -89,6 +92,11 @@ class PackageFiles:
     """File name -> text (``model.py``, ``__init__.py``, ``README.md``)."""
     arrays: dict[str, dict[str, np.ndarray]]
     """File name -> arrays by key (``weights.safetensors``, ``constants.safetensors``)."""
+    held: tuple[str, ...] = ()
+    """The specialisations written as branches of one package (their inputs), where it
+    holds several (``modulegen.branches``); empty where it holds one."""
+    unbranched: str = ""
+    """Why several specialisations could not be one package (it holds the latest)."""
 
 
 def snake_name(name: str) -> str:
@@ -290,6 +298,9 @@ class _ModelText:
     """The README's example of loading and calling it."""
     constants: dict[str, Any]
     """Large constants of the code (``constants.safetensors``)."""
+    held: tuple[str, ...] = ()
+    """The specialisations held as branches (``PackageFiles.held``)."""
+    unbranched: str = ""
 
 
 def _module_text(
@@ -299,9 +310,10 @@ def _module_text(
     module class (``modulegen``), and what loads the weights beside it."""
     tr = translated.translation
     target = tr.target
-    args_tree, kw_tree = graph.in_tree.children
-    mods = render_modules(
-        ModuleJob(
+
+    def job(tr: Any, graph: Graph) -> ModuleJob:
+        args_tree, kw_tree = graph.in_tree.children
+        return ModuleJob(
             graph,
             list(tr.params),
             translated._fn,
@@ -314,7 +326,21 @@ def _module_text(
             layouts,
             tr.module_args,
         )
-    )
+
+    held, why = (), ""
+    alike = translated.held_alike() if hasattr(translated, "held_alike") else []
+    try:  # several specialisations of these inputs: one package branching at each decision
+        if len(alike) < 2:
+            raise CannotBranch("")
+        sources = [
+            render_modules(job(t, standalone_graph(t.graph, t.params, translated._fn, True)))
+            for _, t in alike
+        ]
+        mods, _ = merge_sources(sources, target == "tensorflow")
+        held = tuple(inputs for inputs, _ in alike)
+    except CannotBranch as exc:  # the latest alone (its guards name the others)
+        why = str(exc)
+        mods = render_modules(job(tr, graph))
     imports, preamble = _loader(target, True, bool(mods.constants))
     imports += list(mods.imports)
     helpers = [h for text in mods.helpers.values() for h in (text, "")]
@@ -336,7 +362,7 @@ def _module_text(
         body.append(_params_loader(target))
         exported = [root, "forward", "load_params", "state_dict"]
         usage = f"params = load_params(); y = forward(params, {_call_text(graph, 1)})"
-    return _ModelText(imports, preamble, body, exported, usage, mods.constants)
+    return _ModelText(imports, preamble, body, exported, usage, mods.constants, held, why)
 
 
 def _keras_text(translated: Any, graph: Graph) -> tuple[_ModelText, dict[str, np.ndarray]]:
@@ -441,7 +467,30 @@ def render_package(translated: Any, name: str | None = None) -> PackageFiles:
         )
     if model.constants:
         files["constants.safetensors"] = {k: as_numpy(v) for k, v in model.constants.items()}
-    return PackageFiles(pkg, texts, files)
+    return PackageFiles(pkg, texts, files, model.held, model.unbranched)
+
+
+def branches_section(made: Sequence[str], held: Sequence[str], decisions: Sequence[Any]) -> str:
+    """The README paragraph of a package holding several specialisations as branches
+    (``held``: their inputs; ``made``: every translation's; ``decisions``: the
+    ``specialize.Decision`` of each retrace)."""
+    changed = "".join(f"- `{d.condition}` at {d.where or '?'}\n" for d in dict.fromkeys(decisions))
+    others = [m for m in made if m not in held]
+    return (
+        "\n## Specialisations\n\n"
+        f"The code decides on sizes, and the translation was traced at {len(held)} inputs "
+        f"({', '.join(held)}). This package holds them all: where a class's forward took a "
+        "decision, its code branches there, written as the test it was (an `if`; on "
+        "tensorflow `branch(...)`, a `tf.cond` where the size is known only when the graph "
+        "runs), so it answers at inputs of each."
+        + (" The decisions that made them:\n\n" + changed if changed else "\n")
+        + (
+            f"\nInputs of another structure ({', '.join(others)}) were translated too; "
+            "this package is not for them.\n"
+            if others
+            else ""
+        )
+    )
 
 
 def weight_layouts(
@@ -585,9 +634,14 @@ def merge(srcs, dst):
 def write_package(translated: Any, directory: str | Path, name: str | None = None) -> Path:
     """Write the package for ``translated`` into ``directory/<name>/`` and return its path
     (``name`` defaults to the snake-case class or function name and the target)."""
+    return write_files(render_package(translated, name), directory)
+
+
+def write_files(files: PackageFiles, directory: str | Path) -> Path:
+    """Write ``files`` (:func:`render_package`) into ``directory/<files.name>/`` and return
+    its path."""
     from safetensors.numpy import save_file
 
-    files = render_package(translated, name)
     if not files.name.isidentifier():
         raise TranspileError(f"package name {files.name!r} is not a Python identifier")
     out = Path(directory) / files.name

@@ -33,7 +33,7 @@ from ivytrace_passes import default_pipeline, run_pipeline
 
 from .errors import TranslatedCallError, TranspileError
 from .folding import FoldedCall, fold_param_work
-from .outputs import DEFAULT_OUTPUT_DIR, write_package
+from .outputs import DEFAULT_OUTPUT_DIR, branches_section, render_package, write_files
 from .rules import rules_for
 from .specialize import (
     Decision,
@@ -118,10 +118,13 @@ class TranslatedCallable:
         self._weights = SharedWeights()
 
     # ---- building
-    def translate(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Translation:
+    def translate(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], write: bool = True
+    ) -> Translation:
         """Trace the source callable on ``args``/``kwargs`` (arrays of any framework,
         converted to the source's) and translate; keeps the result beside the earlier
-        translations of their input structure (a module's weights are shared with them)."""
+        translations of their input structure (a module's weights are shared with them).
+        ``write=False``: no package written to ``output_dir`` now (more are coming)."""
         wanted = self._traced_dtypes(args, kwargs)
         src_args, src_kwargs = map_arg(
             (tuple(args), dict(kwargs)),
@@ -134,7 +137,7 @@ class TranslatedCallable:
         self._entries.setdefault(_signature(args, kwargs, self.target), []).append(entry)
         self._last = entry
         self._made.append((describe_inputs(args, kwargs), tr))
-        if self.output_dir is not None:
+        if self.output_dir is not None and write:
             self._write_default()
         return tr
 
@@ -261,18 +264,26 @@ class TranslatedCallable:
         ``load_params`` for jax and numpy), ``weights.safetensors`` in the target's layout,
         ``__init__.py`` and a README. Returns the package's folder.
 
-        Where the code decided on sizes and several specialisations were made (see
-        ``retrace=``), the package holds the latest: its guard checks raise, naming the
-        decision and the inputs of the others, instead of answering for them, and its
-        README lists them."""
+        Where the code decided on sizes and several specialisations were made for the
+        latest's input structure (``examples=``, or ``retrace=``), the package holds them
+        all: the class whose forward took the decision branches there, written as the
+        test it was (``if seq_len == 1:``; ``modulegen.branches``), and its README says
+        so. Where they cannot be one package, it holds the latest: its guard checks raise,
+        naming the decision and the inputs of the others, and its README lists them."""
         if self._last is None:
             raise TranspileError(
                 f"{self.__name__!r} is lazy and has not been called yet: nothing to save"
             )
         made = [inputs for inputs, _ in self._made]
-        path = write_package(for_writing(self, made, made[-1]), directory, name)
+        files = render_package(for_writing(self, made, made[-1]), name)
+        path = write_files(files, directory)
         changed = [d for held in self._changed.values() for d in held]
-        section = readme_section(made, made[-1], changed)
+        if files.held:
+            section = branches_section(made, files.held, changed)
+        else:
+            section = readme_section(made, made[-1], changed)
+            if section and files.unbranched:
+                section += f"\nThey could not be written as one package: {files.unbranched}.\n"
         if section:
             readme = path / "README.md"
             readme.write_text(readme.read_text(encoding="utf-8") + section, encoding="utf-8")
@@ -408,6 +419,18 @@ class TranslatedCallable:
         if self._last is None:
             raise TranspileError(f"{self.__name__!r} is lazy and has not been called yet")
         return self._last[1]
+
+    def held_alike(self) -> list[tuple[str, Translation]]:
+        """The specialisations held for the latest translation's input structure, as
+        (inputs, translation) in the order made: the latest last (what ``save`` writes)."""
+        if not self._made:
+            return []
+        latest = self._made[-1][1]
+        for held in self._entries.values():
+            ids = {id(tr) for tr, _ in held}
+            if id(latest) in ids:
+                return [(inputs, tr) for inputs, tr in self._made if id(tr) in ids]
+        return [self._made[-1]]
 
     @property
     def specialisations(self) -> tuple[tuple[str, Translation], ...]:

@@ -62,12 +62,15 @@ def render_modules(job: ModuleJob) -> ModuleSource:
             f"    k: {make}(v) for k, v in load_file(WEIGHTS).items() if k in {tuple(ints)!r}\n"
             "}\n"
         )
-    texts = [t for t in w.texts.values() if t]
+    texts = {n: t for n, t in w.texts.items() if t}
+    outputs = {i.group.name: i.outputs for i in w.instances if i.group is not None}
     return ModuleSource(
         name,
-        "\n\n".join(texts),
+        "\n\n".join(texts.values()),
         tuple(w.imports),
         dict(w.constants),
         dict(w.helpers),
         dict(w.names.renamed),
+        texts,
+        outputs,
     )

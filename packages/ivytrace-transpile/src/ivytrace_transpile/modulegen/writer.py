@@ -89,6 +89,14 @@ def _inlined(module: Any) -> bool:
     return not any(type(v) in (int, float, complex, tuple, list) for v in own)
 
 
+def _kind(v: Any) -> tuple[str, int]:
+    """An output's (dtype, rank); a number's (its type, -1)."""
+    spec = v.spec
+    if isinstance(spec, TensorSpec):
+        return (str(spec.dtype), len(spec.shape))
+    return (type(spec).__name__ + str(getattr(spec, "dtype", "")), -1)
+
+
 class Writer:
     """Writes the classes or functions for one translated module."""
 
@@ -306,7 +314,11 @@ class Writer:
             self.constants.update(body.constants)
             self.helpers.update(body.helpers)
             self.functions[name] = body.function
-        self.instances.append(Instance(module, path, type(module).__name__, body, path == ""))
+        inst = Instance(module, path, type(module).__name__, body, path == "")
+        if call is not None:
+            outs = self.g.outputs if b is None else b.outputs
+            inst.outputs = tuple(_kind(v) for v in outs)
+        self.instances.append(inst)
         self.variant[module] = name
         return name
 

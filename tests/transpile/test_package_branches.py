@@ -1,0 +1,275 @@
+"""Decisions become code (issue 20): where the user's code took a Python decision on a
+size (``if seq_len == 1:``) and the translation holds a specialisation for each way it
+went (``examples=``, or a retrace when a guard failed), the written package holds them
+all as branches of the class (tensorflow) or function (jax) that took the decision,
+written as the size test it was, with no guard left. Real torch, tensorflow and jax; the
+packages are written, imported and called."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import ivytrace_transpile as it
+from ivytrace_transpile.specialize import RetraceWarning
+
+TARGETS = ("tensorflow", "jax")
+
+
+class Inner(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        seq_len = x.shape[1]
+        if seq_len == 1:
+            return self.lin(x)[:, 0]
+        return self.lin(x).mean(1)
+
+
+class OneDecision(torch.nn.Module):
+    """The decision in a child: only ``Inner`` branches."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+        self.out = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.inner(x)))
+
+
+class TwoDecisions(torch.nn.Module):
+    """Two decisions in the root's own forward: three specialisations, nested."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.out = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        seq_len = x.shape[1]
+        if seq_len == 1:
+            return self.out(self.lin(x)[:, 0])
+        h = self.lin(x)
+        if seq_len > 4:
+            h = h[:, :4] * 2
+        return self.out(h.mean(1))
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+        self.norm = torch.nn.LayerNorm(4)
+
+    def forward(self, x):
+        return self.norm(self.inner(x))
+
+
+class Nested(torch.nn.Module):
+    """The decision two levels down: only ``Inner`` branches, ``Block`` and the root not."""
+
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.block(x))
+
+
+CASES = {
+    # model, the example sequence lengths, new lengths (one per branch)
+    "one": (OneDecision, (3, 1), (5, 1)),
+    "two": (TwoDecisions, (3, 1, 6), (2, 1, 7)),
+    "nested": (Nested, (1, 3), (1, 4)),
+}
+
+
+def _model(cls):
+    torch.manual_seed(0)
+    return cls().eval()
+
+
+def _import(pkg: Path):
+    """Import a written package under its own name from its folder."""
+    spec = importlib.util.spec_from_file_location(
+        pkg.name, pkg / "__init__.py", submodule_search_locations=[str(pkg)]
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[pkg.name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.modules.pop(pkg.name, None)
+    return mod
+
+
+def _caller(pkg, target):
+    """The written package's model as a function of a numpy array."""
+    if target == "tensorflow":
+        import tensorflow as tf
+
+        layer = getattr(pkg, pkg.__all__[0])()
+        return lambda x: np.asarray(layer(tf.constant(x))), layer
+    import jax
+    import jax.numpy as jnp
+
+    params = pkg.load_params()
+    jitted = jax.jit(pkg.forward)
+    return lambda x: np.asarray(jitted(params, jnp.asarray(x))), params
+
+
+def _written(case, target, tmp_path):
+    cls, lengths, _ = CASES[case]
+    net = _model(cls)
+    examples = [(torch.randn(2, n, 4),) for n in lengths]
+    tc = it.transpile(net, target=target, examples=examples, output_dir=False)
+    assert len(tc.specialisations) == len(lengths)
+    path = tc.save(tmp_path, name=f"{case}_{target}_pkg")
+    return net, path
+
+
+def _class_text(source: str, name: str, target: str) -> str:
+    """The text of class (tensorflow) or function (jax) ``name`` of a model.py."""
+    head = f"class {name}(" if target == "tensorflow" else f"def {name}("
+    start = source.index(head)
+    end = re.search(r"\n(?=\S)", source[start:])
+    return source[start : start + end.start()] if end else source[start:]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_package_answers_every_specialisation(case, target, tmp_path):
+    net, path = _written(case, target, tmp_path)
+    source = (path / "model.py").read_text()
+    assert "the translated code assumes" not in source, source  # no guard left
+    assert "check(" not in source and "raise ValueError" not in source.split("def load")[0]
+    pkg = _import(path)
+    call, _ = _caller(pkg, target)
+    _, lengths, new = CASES[case]
+    for n in (*lengths, *new):
+        x = torch.randn(2, n, 4)
+        want = net(x).detach().numpy()
+        np.testing.assert_allclose(call(x.numpy()), want, rtol=1e-5, atol=1e-5, err_msg=f"{n}")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_branch_reads_as_the_size_test_in_the_class_that_decided(target, tmp_path):
+    _, path = _written("nested", target, tmp_path)
+    source = (path / "model.py").read_text()
+    names = ("Inner", "Block", "Nested") if target == "tensorflow" else ("inner", "block", "nested")
+    inner, block, root = (_class_text(source, n, target) for n in names)
+    assert "shape, seq_len, shape_2 = " in inner, inner  # the size by the user's name
+    if target == "tensorflow":
+        assert "return branch(seq_len == 1, when_seq_len_eq_1, unless_seq_len_eq_1)" in inner
+        assert "def branch(holds, then, otherwise):" in source
+    else:
+        assert "\n    if seq_len == 1:\n" in inner, inner
+    for text in (block, root):  # their bodies are one in every specialisation
+        body = text.split("def call(")[-1]
+        assert "seq_len" not in body and "branch(" not in body and "if " not in body, text
+    readme = (path / "README.md").read_text()
+    assert "## Specialisations" in readme and "holds them all" in readme, readme
+    assert "(float32[2, 1, 4])" in readme and "(float32[2, 3, 4])" in readme, readme
+    assert "guard checks raise" not in readme, readme
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_two_decisions_nest(target, tmp_path):
+    _, path = _written("two", target, tmp_path)
+    root = _class_text(
+        (path / "model.py").read_text(),
+        "TwoDecisions" if target == "tensorflow" else "two_decisions",
+        target,
+    )
+    if target == "tensorflow":
+        outer = root.index("return branch(seq_len == 1, ")
+        inner = root.index("return branch(seq_len > 4, ")
+        assert root.index("def unless_seq_len_eq_1():") < inner < outer, root
+    else:
+        assert re.search(r"\n    if seq_len == 1:\n(.*\n)*    if seq_len > 4:\n", root), root
+
+
+def test_tf_function_with_none_sizes_runs_both_branches(tmp_path):
+    import tensorflow as tf
+
+    net, path = _written("one", "tensorflow", tmp_path)
+    layer = _import(path).OneDecision()
+    fn = tf.function(layer, input_signature=[tf.TensorSpec([None, None, 4], tf.float32)])
+    for n in (1, 3, 6):  # one concrete function, the branch taken when the graph runs
+        x = torch.randn(2, n, 4)
+        np.testing.assert_allclose(
+            fn(tf.constant(x.numpy())).numpy(), net(x).detach().numpy(), rtol=1e-5, atol=1e-5
+        )
+    assert len(fn._list_all_concrete_functions()) == 1
+
+
+def test_a_retrace_is_written_as_a_branch(tmp_path):
+    """The issue's example: translated at one size, called at one where the decision goes
+    the other way (a retrace), saved: both specialisations are in the package."""
+    import tensorflow as tf
+
+    net = _model(OneDecision)
+    tc = it.transpile(net, target="tensorflow", args=(torch.randn(2, 3, 4),), output_dir=False)
+    with pytest.warns(RetraceWarning):
+        tc(tf.random.normal((2, 1, 4)))
+    path = tc.save(tmp_path, name="retraced_pkg")
+    source = (path / "model.py").read_text()
+    assert "branch(seq_len == 1, " in source and "check(" not in source, source
+    readme = (path / "README.md").read_text()
+    assert "`x.shape[1] == 1` at " in readme and "holds them all" in readme, readme
+    call, _ = _caller(_import(path), "tensorflow")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for n in (1, 3):
+            x = torch.randn(2, n, 4)
+            np.testing.assert_allclose(
+                call(x.numpy()), net(x).detach().numpy(), rtol=1e-5, atol=1e-5
+            )
+
+
+def test_one_specialisation_is_written_as_before(tmp_path):
+    """Examples that all go one way: no branch, the guard kept (it is the decision)."""
+    net = _model(OneDecision)
+    tc = it.transpile(
+        net,
+        target="jax",
+        examples=[(torch.randn(2, 3, 4),), (torch.randn(2, 5, 4),)],
+        output_dir=False,
+    )
+    source = (tc.save(tmp_path, name="one_way_pkg") / "model.py").read_text()
+    assert "\n    if seq_len == 1:" not in source, source
+    assert "\n    if eq != False: raise ValueError(" in source, source
+
+
+def test_examples_take_dicts_and_refuse_other_forms():
+    net = _model(OneDecision)
+    x1, x3 = torch.randn(2, 1, 4), torch.randn(2, 3, 4)
+    tc = it.transpile(
+        net,
+        target="jax",
+        examples=[{"args": (x1,)}, {"args": [x3], "kwargs": {}}],
+        output_dir=False,
+    )
+    assert [s for s, _ in tc.specialisations] == ["(float32[2, 1, 4])", "(float32[2, 3, 4])"]
+    with pytest.raises(
+        TypeError, match=r"examples\[0\] is an array.*examples=\[\(x1,\), \(x2,\)\]"
+    ):
+        it.transpile(net, target="jax", examples=[x1], output_dir=False)
+    with pytest.raises(TypeError, match=r"examples\[1\] is a dict with wrong keys \['arg'\]"):
+        it.transpile(net, target="jax", examples=[(x1,), {"arg": (x3,)}], output_dir=False)
+    with pytest.raises(TypeError, match="non-empty list"):
+        it.transpile(net, target="jax", examples=x1, output_dir=False)
+    with pytest.raises(TypeError, match="is a class"):
+        it.transpile(OneDecision, target="jax", examples=[(x1,)], output_dir=False)
