@@ -11,6 +11,8 @@ returns a note saying what it did):
   (``include_generators=False``);
 - :func:`rewrite_stateful`: read-after-write forwarding and dead writes on attributes;
 - :func:`cse`: common-subexpression elimination;
+- :func:`fold_size_arithmetic`, :func:`fold_array_identities`: arithmetic that says
+  nothing (``n + 0``, ``i + 0`` of an index array, a wrap of indices never negative);
 - :func:`freeze_externals`: reads of live objects -> constants (before saving).
 
 Per-op facts (views, in-place ops, random ops) live in tables in :mod:`.rules`.
@@ -22,6 +24,7 @@ from .caching import cache_arrays
 from .core import GraphPass, PassOutcome, graph_pass
 from .cse import cse
 from .generators import BakeError, bake_generators
+from .identities import fold_array_identities
 from .interpret import interpret
 from .pipeline import PassEntry, PassError, default_pipeline, iter_pipeline, run_pipeline
 from .prune import prune
@@ -39,6 +42,7 @@ __all__ = [
     "cache_arrays",
     "cse",
     "default_pipeline",
+    "fold_array_identities",
     "fold_size_arithmetic",
     "freeze_externals",
     "graph_pass",

@@ -40,7 +40,12 @@ from ivytrace_ir import (
     map_arg,
     unflatten,
 )
-from ivytrace_passes import default_pipeline, fold_size_arithmetic, run_pipeline
+from ivytrace_passes import (
+    default_pipeline,
+    fold_array_identities,
+    fold_size_arithmetic,
+    run_pipeline,
+)
 from ivytrace_passes.interpret import eval_arg, tree_leaves
 
 from .binding import bind
@@ -286,7 +291,8 @@ def _cleaned(
     passes = default_pipeline(
         array_caching=True, include_generators=True, drawn=drawn, within_calls=True
     )
-    passes.insert(-1, fold_size_arithmetic)  # before the prune: decided guards then go
+    # before the prune: decided guards, and index wraps that never wrap, then go
+    passes[-1:-1] = [fold_size_arithmetic, fold_array_identities]
     clean = run_pipeline(graph, passes)
     if get_target(target).moves_transposes:  # their rules write regions between transposes
         from .layout import optimize_transposes
