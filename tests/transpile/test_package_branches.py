@@ -122,10 +122,12 @@ def _caller(pkg, target):
 
         layer = getattr(pkg, pkg.__all__[0])()
         return lambda x: np.asarray(layer(tf.constant(x))), layer
+    params = pkg.load_params()
+    if target == "numpy":
+        return lambda x: np.asarray(pkg.forward(params, x)), params
     import jax
     import jax.numpy as jnp
 
-    params = pkg.load_params()
     jitted = jax.jit(pkg.forward)
     return lambda x: np.asarray(jitted(params, jnp.asarray(x))), params
 
@@ -148,7 +150,7 @@ def _class_text(source: str, name: str, target: str) -> str:
     return source[start : start + end.start()] if end else source[start:]
 
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", [*TARGETS, "numpy"])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_package_answers_every_specialisation(case, target, tmp_path):
     net, path = _written(case, target, tmp_path)
@@ -271,5 +273,84 @@ def test_examples_take_dicts_and_refuse_other_forms():
         it.transpile(net, target="jax", examples=[(x1,), {"arg": (x3,)}], output_dir=False)
     with pytest.raises(TypeError, match="non-empty list"):
         it.transpile(net, target="jax", examples=x1, output_dir=False)
-    with pytest.raises(TypeError, match="is a class"):
+    with pytest.raises(TypeError, match=r"a class's instances translate"):
         it.transpile(OneDecision, target="jax", examples=[(x1,)], output_dir=False)
+
+
+class ValueDecision(torch.nn.Module):
+    """A decision on an array's value: a tensor condition (tf.cond, lax.cond)."""
+
+    def __init__(self, join: bool = True):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.join = join
+
+    def forward(self, x, mask):
+        h = self.lin(x)
+        if mask.all():
+            return h.sum(1) if self.join else h.sum(1).to(torch.int32)
+        return (h * mask[..., None]).sum(1)
+
+
+_FULL, _PART = torch.ones(2, 3), torch.tensor([[1.0, 1, 0], [1, 0, 0]])
+
+
+def _value_package(target, tmp_path, join=True):
+    torch.manual_seed(0)
+    net = ValueDecision(join).eval()
+    x = torch.randn(2, 3, 4)
+    tc = it.transpile(net, target=target, examples=[(x, _FULL), (x, _PART)], output_dir=False)
+    path = tc.save(tmp_path, name=f"value_{target}_{join}_pkg")
+    return net, path
+
+
+@pytest.mark.parametrize("target", [*TARGETS, "numpy"])
+def test_a_decision_on_a_value_branches_on_a_tensor(target, tmp_path):
+    net, path = _value_package(target, tmp_path)
+    source = (path / "model.py").read_text()
+    assert "the translated code assumes" not in source, source
+    pkg = _import(path)
+    x = torch.randn(2, 3, 4)
+    cases = [(m, net(x, m).detach().numpy()) for m in (_FULL, _PART)]
+    if target == "tensorflow":
+        import tensorflow as tf
+
+        assert "return branch(tf.cast(reduce_all, tf.bool), when_mask_all, " in source
+        layer = pkg.ValueDecision()
+        spec = [tf.TensorSpec([None, None, 4]), tf.TensorSpec([None, None])]
+        runs = (layer, tf.function(layer, input_signature=spec))
+        call = [lambda a, m, f=f: f(tf.constant(a), tf.constant(m)).numpy() for f in runs]
+    elif target == "jax":
+        import jax
+
+        assert "return branch(jnp.all(astype, axis=None, keepdims=False), when_mask_all" in source
+        params = pkg.load_params()
+        call = [
+            lambda a, m, f=f: np.asarray(f(params, a, m))
+            for f in (pkg.forward, jax.jit(pkg.forward))
+        ]
+    else:
+        assert "\n    if bool(all_1):\n" in source, source
+        params = pkg.load_params()
+        call = [lambda a, m: pkg.forward(params, a, m)]
+    for run in call:  # eagerly, and where the value is known only when the code runs
+        for m, want in cases:
+            np.testing.assert_allclose(run(x.numpy(), m.numpy()), want, rtol=1e-5, atol=1e-5)
+
+
+def test_branches_tf_cond_cannot_join_are_decided_when_known(tmp_path):
+    """One branch gives int32, the other float32: no tf.cond. Eagerly the package answers
+    both; inside a tf.function the decision raises, naming it."""
+    import tensorflow as tf
+
+    net, path = _value_package("tensorflow", tmp_path, join=False)
+    source = (path / "model.py").read_text()
+    assert "if decided(tf.cast(reduce_all, tf.bool), " in source, source
+    layer = _import(path).ValueDecision()
+    x = torch.randn(2, 3, 4)
+    for m in (_FULL, _PART):
+        got = layer(tf.constant(x.numpy()), tf.constant(m.numpy())).numpy()
+        np.testing.assert_allclose(got, net(x, m).detach().numpy(), rtol=1e-5, atol=1e-5)
+    fn = tf.function(layer)
+    with pytest.raises(ValueError, match=r"the decision mask\.all\(\) is known only when"):
+        fn(tf.constant(x.numpy()), tf.constant(_FULL.numpy()))

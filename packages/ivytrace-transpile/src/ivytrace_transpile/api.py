@@ -154,10 +154,7 @@ def transpile(
         return tuple(transpile(o, **opts) for o in objs)
     (obj,) = objs
     if examples is not None and isinstance(obj, type):
-        raise TypeError(
-            f"examples= is for a function, module or instance: {obj.__qualname__} is a class, "
-            "whose instances translate on their first call; make an instance and pass it"
-        )
+        raise TypeError(f"examples= is for a function or module: {_CLASS_EXAMPLES}")
     src = _resolve_source(obj, source, args, kwargs, target)
     if (
         src == "tensorflow"
@@ -200,6 +197,9 @@ def _check_arguments(target: str, args: Any, kwargs: Any, retrace: Any) -> None:
             f"kwargs= takes a dict of keyword example inputs, got {type(kwargs).__name__}"
         )
     retrace_limit(retrace)  # raises on anything but a bool or a count >= 1
+
+
+_CLASS_EXAMPLES = "a class's instances translate on their first call; make an instance and pass it"
 
 
 def _examples(args: Any, kwargs: Any, examples: Any) -> list[tuple[tuple, dict]]:

@@ -336,7 +336,7 @@ def _module_text(
             render_modules(job(t, standalone_graph(t.graph, t.params, translated._fn, True)))
             for _, t in alike
         ]
-        mods, _ = merge_sources(sources, target == "tensorflow")
+        mods, _ = merge_sources(sources, target)
         held = tuple(inputs for inputs, _ in alike)
     except CannotBranch as exc:  # the latest alone (its guards name the others)
         why = str(exc)

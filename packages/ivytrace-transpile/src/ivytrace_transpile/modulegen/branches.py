@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,33 +38,75 @@ from .job import ModuleSource
 
 __all__ = ["BRANCH", "DECIDED", "CannotBranch", "merge_sources"]
 
-BRANCH = '''def branch(holds, then, otherwise):
-    """``then()`` where ``holds``, else ``otherwise()``: the code's decision on a size. A
-    Python ``if`` on a bool; on a tensor (a size known only when the graph runs, under a
-    ``tf.function`` or ``keras.Input`` with ``None`` sizes) ``tf.cond``, which runs the
-    branch that holds."""
+BRANCH = {
+    "tensorflow": '''def branch(holds, then, otherwise):
+    """``then()`` where ``holds``, else ``otherwise()``: the code's decision. A Python
+    ``if`` on a bool; on a tensor (a size known only when the graph runs, under a
+    ``tf.function`` or ``keras.Input`` with ``None`` sizes, or an array's value)
+    ``tf.cond``, which runs the branch that holds."""
     if tf.is_tensor(holds):
         return tf.cond(holds, then, otherwise)
     return then() if holds else otherwise()
-'''
+''',
+    "jax": '''def branch(holds, then, otherwise):
+    """``then()`` where ``holds``, else ``otherwise()``: the code's decision on an array's
+    value. A Python ``if`` on a concrete value; under ``jax.jit`` ``lax.cond``, which runs
+    the branch that holds."""
+    if isinstance(holds, jax.core.Tracer):
+        return jax.lax.cond(holds, then, otherwise)
+    return then() if holds else otherwise()
+''',
+}
+"""The prelude helper a branch on a value known only when the code runs is written with."""
 
-DECIDED = '''def decided(holds, message):
+DECIDED = {
+    "tensorflow": '''def decided(holds, message):
     """``holds`` as a Python bool: a decision whose branches give outputs ``tf.cond``
-    cannot join (another dtype or structure) is taken on a size known when traced."""
+    cannot join (another dtype or structure) is taken on a value known when traced."""
     if tf.is_tensor(holds):
         holds = tf.get_static_value(holds)
         if holds is None:
             raise ValueError(message)
     return bool(holds)
-'''
+''',
+    "jax": '''def decided(holds, message):
+    """``holds`` as a Python bool: a decision whose branches give outputs ``lax.cond``
+    cannot join (another shape, dtype or structure) is taken on a concrete value."""
+    if isinstance(holds, jax.core.Tracer):
+        raise ValueError(message)
+    return bool(holds)
+''',
+}
+"""The prelude helper of a branch ``branch`` cannot write (its outputs differ)."""
 
-_GUARDS = (
-    re.compile(r"^(?P<ind>\s*)check\((?P<cond>\w+) == (?P<val>True|False), (?P<msg>.*)\)$"),
-    re.compile(
-        r"^(?P<ind>\s*)if (?P<cond>\w+) != (?P<val>True|False): raise ValueError\((?P<msg>.*)\)$"
+_GUARDS = (  # (pattern, whether the condition is an array's value)
+    (
+        re.compile(r"^(?P<ind>\s*)check\((?P<cond>\w+) == (?P<val>True|False), (?P<msg>.*)\)$"),
+        False,
+    ),
+    (
+        re.compile(
+            r"^(?P<ind>\s*)if (?P<cond>\w+) != (?P<val>True|False): raise ValueError\((?P<msg>.*)\)$"
+        ),
+        False,
+    ),
+    (
+        re.compile(
+            r"^(?P<ind>\s*)tf\.debugging\.assert_equal\((?P<cond>tf\.cast\(\w+, tf\.bool\)|\w+), "
+            r"(?P<val>True|False), message=(?P<msg>.*)\)$"
+        ),
+        True,
+    ),
+    (
+        re.compile(
+            r"^(?P<ind>\s*)jax\.debug\.callback\(functools\.partial\(_require, bool, "
+            r"(?P<val>True|False), (?P<msg>.*)\), (?P<cond>\w+)\)$"
+        ),
+        True,
     ),
 )
-"""A guard of the written code (tensorflow's ``check`` or a Python ``if ... raise``)."""
+"""A guard of the written code: tensorflow's ``check``, a Python ``if ... raise``, and the
+guards on an array's value (``tf.debugging.assert_equal``, jax's ``_require`` callback)."""
 
 _SIZE_NAME = re.compile(r"^\s*# (\w+) = (.+)\.shape\[(-?\d+)\]\s*$")
 """The user's line naming a size: ``# seq_len = x.shape[1]``."""
@@ -71,13 +114,29 @@ _SIZE_NAME = re.compile(r"^\s*# (\w+) = (.+)\.shape\[(-?\d+)\]\s*$")
 _OPS = {"==": "eq", "!=": "ne", "<=": "le", ">=": "ge", "<": "lt", ">": "gt"}
 
 
+@dataclass(frozen=True)
+class _Fork:
+    """A decision the specialisations part at."""
+
+    test: str
+    """The condition as written (``seq_len == 1``)."""
+    value: bool
+    """Whether it is an array's value (``mask.all()``), not a size."""
+    message: str
+    """The guard's message (a string literal)."""
+    hint: str
+    """The user's condition (from the line ``if mask.all():``), else ``test``: names the
+    branches' functions."""
+
+
 class CannotBranch(Exception):
     """The specialisations cannot be written as one package; the message says why."""
 
 
-def merge_sources(sources: Sequence[ModuleSource], keras: bool) -> tuple[ModuleSource, list[str]]:
+def merge_sources(sources: Sequence[ModuleSource], target: str) -> tuple[ModuleSource, list[str]]:
     """One package's source holding every specialisation of ``sources`` (each written on
-    its own, the latest last), and the names of the classes or functions that branch."""
+    its own, the latest last) for ``target``, and the names of the classes or functions
+    that branch."""
     latest = sources[-1]
     names = list(latest.texts)
     for s in sources:
@@ -95,18 +154,21 @@ def merge_sources(sources: Sequence[ModuleSource], keras: bool) -> tuple[ModuleS
             texts[name] = versions[0]
             continue
         outs = [s.outputs.get(name, ()) for s in sources]
-        texts[name] = _Merge(name, keras, outs).text(versions)
+        texts[name] = _Merge(name, target, outs).text(versions)
         branched.append(name)
     definitions = "\n\n".join(texts.values())
     for s in sources:
         helpers.update(s.helpers)
     for helper in ("check", "_require"):
-        if helper in helpers and not re.search(rf"\b{helper}\(", definitions):
+        if helper in helpers and not re.search(rf"\b{helper}\b", definitions):
             del helpers[helper]
+    imports = dict.fromkeys(i for s in sources for i in s.imports)
     for helper, text in (("branch", BRANCH), ("decided", DECIDED)):
         if re.search(rf"\b{helper}\(", definitions):
-            helpers[helper] = text
-    imports = dict.fromkeys(i for s in sources for i in s.imports)
+            helpers[helper] = text[target]
+            imports.update({"import jax": None} if target == "jax" else {})
+    if "functools." not in definitions + "".join(helpers.values()):
+        imports.pop("import functools", None)
     return (
         ModuleSource(
             latest.root,
@@ -138,12 +200,13 @@ def _same_array(a: Any, b: Any) -> bool:
     return x.shape == y.shape and x.dtype == y.dtype and bool(np.array_equal(x, y))
 
 
-def _guard(line: str) -> tuple[str, bool, str] | None:
-    """(condition, the value asserted, message) of a guard line, else None."""
-    for pattern in _GUARDS:
+def _guard(line: str) -> tuple[str, bool, str, bool] | None:
+    """(condition, the value asserted, message, whether the condition is an array's
+    value) of a guard line, else None."""
+    for pattern, value in _GUARDS:
         m = pattern.match(line)
         if m:
-            return m["cond"], m["val"] == "True", m["msg"]
+            return m["cond"], m["val"] == "True", m["msg"], value
     return None
 
 
@@ -154,9 +217,10 @@ def _indented(lines: list[str]) -> list[str]:
 class _Merge:
     """The forwards of one class or function, one per specialisation, as one."""
 
-    def __init__(self, name: str, keras: bool, outputs: list[tuple[Any, ...]]) -> None:
+    def __init__(self, name: str, target: str, outputs: list[tuple[Any, ...]]) -> None:
         self.name = name
-        self.keras = keras
+        self.target = target
+        self.keras = keras = target == "tensorflow"
         self.outputs = outputs
         """Each specialisation's forward's outputs' (dtype, rank)."""
         self.indent = " " * (8 if keras else 4)
@@ -238,9 +302,12 @@ class _Merge:
         cond = conds.pop()
         prefix, test = self._test(prefix, cond, then + otherwise)
         outs = {tuple(self.outputs[members[k]]) for k in range(len(bodies))}
-        message = guards[sides[False][0]]
-        assert message is not None
-        return prefix + self._branch(test, then, otherwise, outs, message[2])
+        guard = guards[sides[False][0]]
+        assert guard is not None
+        said = [line.strip()[2:] for line in prefix if line.strip().startswith("#")]
+        hint = said[-1][3:-1] if said and re.fullmatch(r"if .+:", said[-1]) else test
+        fork = _Fork(test, guard[3], guard[2], hint)
+        return prefix + self._branch(fork, then, otherwise, outs)
 
     def _test(self, prefix: list[str], cond: str, rest: list[str]) -> tuple[list[str], str]:
         """The prefix without the line computing ``cond``, and the test that line made
@@ -258,13 +325,21 @@ class _Merge:
         return [*prefix[:k], *prefix[k + 1 :]], test
 
     def _branch(
-        self, test: str, then: list[str], otherwise: list[str], outs: set[Any], message: str
+        self, fork: _Fork, then: list[str], otherwise: list[str], outs: set[Any]
     ) -> list[str]:
+        """The branch of ``fork``: a Python ``if`` where the test is a Python bool when the
+        code runs (numpy; jax on a size, static under ``jax.jit``); else (tensorflow, jax
+        on an array's value) ``branch`` of two local functions where the outputs can be
+        joined by ``tf.cond`` / ``lax.cond``, or an ``if decided(...)`` where not."""
+        if self.target == "numpy" or (self.target == "jax" and not fork.value):
+            return self._if(fork.test, then, otherwise)
         ind = self.indent
         returns = all(b and b[-1].startswith(f"{ind}return ") for b in (then, otherwise))
-        joinable = len(outs) == 1 and all(rank >= 0 for _, rank in next(iter(outs)))
-        if self.keras and returns and joinable:
-            slug = re.sub(r"\W+", "_", _spelled(test)).strip("_") or "holds"
+        # tf.cond joins outputs of one dtype and rank, lax.cond only of one shape
+        alike = {tuple(k[:2] if self.keras else k for k in o) for o in outs}
+        joinable = len(alike) == 1 and all(k[1] >= 0 for k in next(iter(outs)))
+        if returns and joinable:
+            slug = re.sub(r"\W+", "_", _spelled(fork.hint)).strip("_") or "holds"
             when, unless = self._fresh(f"when_{slug}"), self._fresh(f"unless_{slug}")
             return [
                 f"{ind}def {when}():",
@@ -273,16 +348,22 @@ class _Merge:
                 f"{ind}def {unless}():",
                 *_indented(otherwise),
                 "",
-                f"{ind}return branch({test}, {when}, {unless})",
+                f"{ind}return branch({fork.test}, {when}, {unless})",
             ]
-        if self.keras:  # tf.cond cannot join outputs of another dtype or structure
-            why = (
-                f"{self.name}: the decision {test} is taken where the size is known only when "
-                "the graph runs, and its branches give outputs of another dtype or "
-                "structure, which tf.cond cannot join: call it with sizes known when "
-                f"traced (the specialisation's guard said: {message[1:-1][:200]})"
-            )
-            test = f"decided({test}, {why!r})"
+        cond, known = (
+            ("tf.cond", "when the graph runs")
+            if self.keras
+            else ("lax.cond", "when the code runs (under jax.jit)")
+        )
+        why = (
+            f"{self.name}: the decision {fork.hint} is known only {known}, and its branches "
+            f"give outputs of another dtype, shape or structure, which {cond} cannot join: "
+            f"call it eagerly (the specialisation's guard said: {fork.message[1:-1][:200]})"
+        )
+        return self._if(f"decided({fork.test}, {why!r})", then, otherwise)
+
+    def _if(self, test: str, then: list[str], otherwise: list[str]) -> list[str]:
+        ind = self.indent
         lines = [f"{ind}if {test}:", *_indented(then)]
         if then and then[-1].startswith(f"{ind}return "):
             return lines + otherwise  # written as the user did: no else after a return

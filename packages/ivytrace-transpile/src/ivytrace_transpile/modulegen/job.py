@@ -31,8 +31,9 @@ class ModuleSource:
     """Python attribute -> torch attribute, where the torch name is taken by Keras."""
     texts: dict[str, str] = field(default_factory=dict)
     """Class or function name -> its text (``definitions`` is them joined), in order."""
-    outputs: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
-    """Class or function name -> its forward's outputs' (dtype, rank) (``Instance.outputs``)."""
+    outputs: dict[str, tuple[tuple[str, int, str], ...]] = field(default_factory=dict)
+    """Class or function name -> its forward's outputs' (dtype, rank, shape)
+    (``Instance.outputs``)."""
 
 
 @dataclass(frozen=True)

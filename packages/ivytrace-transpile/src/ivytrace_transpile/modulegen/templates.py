@@ -60,9 +60,9 @@ class Instance:
     """What decides its construction: two instances alike in it are made alike."""
     values: list[Any] = field(default_factory=list)
     """The values of its class's parameters (``Group.params``)."""
-    outputs: tuple[tuple[str, int], ...] = ()
-    """Each output's (dtype, rank) (a number's: its type, rank -1): whether two
-    specialisations' bodies can be one ``tf.cond`` (``branches``)."""
+    outputs: tuple[tuple[str, int, str], ...] = ()
+    """Each output's (dtype, rank, shape) (a number's: its type, rank -1): whether two
+    specialisations' bodies can be one ``tf.cond`` or ``lax.cond`` (``branches``)."""
 
 
 @dataclass(eq=False)

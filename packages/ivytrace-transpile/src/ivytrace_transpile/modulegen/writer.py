@@ -89,12 +89,12 @@ def _inlined(module: Any) -> bool:
     return not any(type(v) in (int, float, complex, tuple, list) for v in own)
 
 
-def _kind(v: Any) -> tuple[str, int]:
-    """An output's (dtype, rank); a number's (its type, -1)."""
+def _kind(v: Any) -> tuple[str, int, str]:
+    """An output's (dtype, rank, shape); a number's (its type, -1, "")."""
     spec = v.spec
     if isinstance(spec, TensorSpec):
-        return (str(spec.dtype), len(spec.shape))
-    return (type(spec).__name__ + str(getattr(spec, "dtype", "")), -1)
+        return (str(spec.dtype), len(spec.shape), repr(tuple(spec.shape)))
+    return (type(spec).__name__ + str(getattr(spec, "dtype", "")), -1, "")
 
 
 class Writer:
