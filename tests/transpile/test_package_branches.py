@@ -182,7 +182,7 @@ def test_the_branch_reads_as_the_size_test_in_the_class_that_decided(target, tmp
         body = text.split("def call(")[-1]
         assert "seq_len" not in body and "branch(" not in body and "if " not in body, text
     readme = (path / "README.md").read_text()
-    assert "## Specialisations" in readme and "holds them all" in readme, readme
+    assert "## Specialisations" in readme and "holds every specialisation" in readme, readme
     assert "(float32[2, 1, 4])" in readme and "(float32[2, 3, 4])" in readme, readme
     assert "guard checks raise" not in readme, readme
 
@@ -230,7 +230,7 @@ def test_a_retrace_is_written_as_a_branch(tmp_path):
     source = (path / "model.py").read_text()
     assert "branch(seq_len == 1, " in source and "check(" not in source, source
     readme = (path / "README.md").read_text()
-    assert "`x.shape[1] == 1` at " in readme and "holds them all" in readme, readme
+    assert "`x.shape[1] == 1` at " in readme and "holds every specialisation" in readme, readme
     call, _ = _caller(_import(path), "tensorflow")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -354,3 +354,42 @@ def test_branches_tf_cond_cannot_join_are_decided_when_known(tmp_path):
     fn = tf.function(layer)
     with pytest.raises(ValueError, match=r"the decision mask\.all\(\) is known only when"):
         fn(tf.constant(x.numpy()), tf.constant(_FULL.numpy()))
+
+
+class Unrolled(torch.nn.Module):
+    """A loop over a size unrolled before the decision: the specialisations differ
+    before it, so they cannot be one package."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        acc = h[:, 0]
+        for i in range(1, x.shape[1]):
+            acc = acc + h[:, i]
+        if x.shape[1] == 1:
+            return acc
+        return acc * 2
+
+
+def test_specialisations_that_cannot_be_one_package_keep_the_guard(tmp_path):
+    torch.manual_seed(0)
+    net = Unrolled().eval()
+    examples = [(torch.randn(2, n, 4),) for n in (3, 1)]
+    tc = it.transpile(net, target="jax", examples=examples, output_dir=False)
+    path = tc.save(tmp_path, name="unrolled_pkg")
+    source = (path / "model.py").read_text()
+    assert "if eq != True: raise ValueError(" in source and "if shape_1 == 1" not in source
+    readme = (path / "README.md").read_text()
+    assert "This package holds the one for (float32[2, 1, 4])" in readme, readme
+    assert "They could not be written as one package: unrolled: its specialisations " in readme
+    x = torch.randn(2, 1, 4)
+    pkg = _import(path)
+    params = pkg.load_params()
+    np.testing.assert_allclose(
+        np.asarray(pkg.forward(params, x.numpy())), net(x).detach().numpy(), rtol=1e-5, atol=1e-5
+    )
+    with pytest.raises(ValueError, match=r"x\.shape\[1\] == 1"):
+        pkg.forward(params, torch.randn(2, 3, 4).numpy())

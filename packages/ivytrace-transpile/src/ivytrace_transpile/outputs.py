@@ -475,14 +475,17 @@ def branches_section(made: Sequence[str], held: Sequence[str], decisions: Sequen
     (``held``: their inputs; ``made``: every translation's; ``decisions``: the
     ``specialize.Decision`` of each retrace)."""
     changed = "".join(f"- `{d.condition}` at {d.where or '?'}\n" for d in dict.fromkeys(decisions))
-    others = [m for m in made if m not in held]
+    others = list(dict.fromkeys(m for m in made if m not in held))
+    held = list(dict.fromkeys(held))  # a decision on a value: alike inputs, one line
     return (
         "\n## Specialisations\n\n"
-        f"The code decides on sizes, and the translation was traced at {len(held)} inputs "
-        f"({', '.join(held)}). This package holds them all: where a class's forward took a "
-        "decision, its code branches there, written as the test it was (an `if`; on "
-        "tensorflow `branch(...)`, a `tf.cond` where the size is known only when the graph "
-        "runs), so it answers at inputs of each."
+        f"The code takes decisions (on sizes or values), and the translation was traced "
+        f"at inputs {', '.join(held)}. This package holds every specialisation made there: "
+        "where they part at a decision, the forward of the class that took it branches "
+        "there, written as the test it was (an `if`; `branch(...)` where the condition may "
+        "be known only when the code runs: `tf.cond` under a `tf.function` or `keras.Input` "
+        "with `None` sizes, `lax.cond` on a value under `jax.jit`), so it answers at inputs "
+        "of each."
         + (" The decisions that made them:\n\n" + changed if changed else "\n")
         + (
             f"\nInputs of another structure ({', '.join(others)}) were translated too; "

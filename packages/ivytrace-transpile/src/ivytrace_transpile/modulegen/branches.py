@@ -20,6 +20,12 @@ size named by the user's line ``seq_len = x.shape[1]``).
   is a Python ``if`` on ``decided(...)`` (:data:`DECIDED`), which raises, naming the
   decision, where the condition is a tensor with no known value.
 
+A decision on an array's value (``if mask.all():``: its guard is a
+``tf.debugging.assert_equal`` or a ``jax.debug.callback`` of ``_require``) branches the
+same way on the tensor: tensorflow's ``branch``, jax's own ``branch`` (``lax.cond`` under
+``jax.jit``; it needs both branches' outputs of one shape and dtype, else ``decided``),
+numpy a Python ``if``.
+
 Where the specialisations cannot be one package (they differ somewhere other than after
 a decision's guard, or are written as different classes) :class:`CannotBranch` says why;
 the caller then writes the latest, whose guards raise for the others.
@@ -283,7 +289,7 @@ class _Merge:
         guards = [_guard(b[p]) if p < len(b) else None for b in bodies]
         conds = {g[0] for g in guards if g is not None}
         if None in guards or len(conds) != 1:
-            at = bodies[0][p] if p < len(bodies[0]) else bodies[-1][p]
+            at = next((b[p] for b in bodies if p < len(b)), "(its end)")
             raise CannotBranch(
                 f"{self.name}: its specialisations differ at a line that is no decision of "
                 f"the code ({at.strip()[:120]!r})"
