@@ -185,6 +185,7 @@ def test_the_branch_reads_as_the_size_test_in_the_class_that_decided(target, tmp
     assert "## Specialisations" in readme and "holds every specialisation" in readme, readme
     assert "(float32[2, 1, 4])" in readme and "(float32[2, 3, 4])" in readme, readme
     assert "guard checks raise" not in readme, readme
+    assert "- `x.shape[1] == 1` at " in readme and "if seq_len == 1:" in readme, readme
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -385,6 +386,7 @@ def test_specialisations_that_cannot_be_one_package_keep_the_guard(tmp_path):
     readme = (path / "README.md").read_text()
     assert "This package holds the one for (float32[2, 1, 4])" in readme, readme
     assert "They could not be written as one package: unrolled: its specialisations " in readme
+    assert "- `x.shape[1] == 1` (was False when first traced) at " in readme, readme
     x = torch.randn(2, 1, 4)
     pkg = _import(path)
     params = pkg.load_params()

@@ -278,6 +278,7 @@ class TranslatedCallable:
         files = render_package(for_writing(self, made, made[-1]), name)
         path = write_files(files, directory)
         changed = [d for held in self._changed.values() for d in held]
+        changed = changed or _decisions_between([tr for _, tr in self.held_alike()])
         if files.held:
             section = branches_section(made, files.held, changed)
         else:
@@ -462,6 +463,19 @@ class TranslatedCallable:
             else f"{len(self._entries)} input structure(s), {count} specialisation(s)"
         )
         return f"<{self.source_framework}->{self.target} translation of {self.__name__} ({state})>"
+
+
+def _decisions_between(made: list[Translation]) -> list[Decision]:
+    """The decisions that went different ways in the specialisations ``made`` (those of
+    ``examples=``, which no retrace recorded): each guard named by ``decision_of``, kept
+    where its condition and line were traced with another value in another one."""
+    seen: dict[tuple[str, str], list[Decision]] = {}
+    for tr in made:
+        for k, node in enumerate(tr.graph.nodes):
+            if node.op == "ivytrace.guard":
+                d = decision_of(tr, GuardFailure(node.meta.note or "", k))
+                seen.setdefault(d.key, []).append(d)
+    return [ds[0] for ds in seen.values() if len({d.traced for d in ds}) > 1]
 
 
 class _no_grad:
