@@ -216,6 +216,14 @@ def test_tf_function_with_none_sizes_runs_both_branches(tmp_path):
             fn(tf.constant(x.numpy())).numpy(), net(x).detach().numpy(), rtol=1e-5, atol=1e-5
         )
     assert len(fn._list_all_concrete_functions()) == 1
+    import keras
+
+    inp = keras.Input(shape=(None, 4))  # a functional model over None sizes: tf.cond too
+    model = keras.Model(inp, layer(inp))
+    for n in (1, 3):
+        x = torch.randn(2, n, 4)
+        got = model.predict(x.numpy(), verbose=0)
+        np.testing.assert_allclose(got, net(x).detach().numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_a_retrace_is_written_as_a_branch(tmp_path):
