@@ -83,6 +83,10 @@ def to_target(x: Any, target: Target, dtype: str | None = None) -> Any:
     target has it."""
     arr = to_numpy(x)  # may share memory with the source: copied below, or by the target
     want = target.canonical_dtype(dtype or str(arr.dtype))
+    if want == str(arr.dtype):
+        fast = target.copied_from(x)  # a copy of its own, made by a faster way
+        if fast is not None:
+            return fast
     if want != str(arr.dtype):
         if np.issubdtype(arr.dtype, np.integer) and arr.size:
             info = np.iinfo(want) if np.issubdtype(np.dtype(want), np.integer) else None

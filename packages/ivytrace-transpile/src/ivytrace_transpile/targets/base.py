@@ -184,6 +184,12 @@ class Target:
         the parameters and inputs of a translation."""
         return self.asarray(arr)
 
+    def copied_from(self, x: Any) -> Any | None:
+        """``x`` (a source-framework array whose dtype this target holds as it is) as a
+        target array in memory of its own, where the target has a faster way than through
+        numpy; None where not (the caller converts through numpy)."""
+        return None
+
     from_numpy_copies: bool = False
     """Whether :meth:`from_numpy` gives an array holding its own copy of the elements, so a
     caller need not copy first (``reference.to_target``): TensorFlow's ``EagerTensor`` and
