@@ -23,6 +23,7 @@ import contextlib
 import functools
 import importlib
 import math
+import sys
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -32,13 +33,31 @@ from ivytrace_ir import DEFAULT_ALLOWLIST, check_name
 
 from .. import optable
 
-__all__ = ["Target", "native", "remembering_transposes"]
+__all__ = ["Target", "native", "own_torch_copy", "remembering_transposes"]
 
 
 @functools.lru_cache(maxsize=1024)
 def _path(name: str) -> tuple[str, ...]:
     check_name(name, DEFAULT_ALLOWLIST)
     return tuple(name.split("."))
+
+
+def own_torch_copy(x: Any, dtypes: Sequence[str]) -> Any:
+    """A contiguous copy of ``x`` in memory of its own where ``x`` is a plain torch CPU
+    tensor of one of ``dtypes`` (torch's names: ``"float32"``), else None: the elements a
+    target can take over without copying again (:meth:`Target.copied_from`). Torch's
+    allocator makes fresh memory cheaper than numpy's and TensorFlow's here (BERT-base's
+    440 MB of weights, one thread, fresh process: 0.2 s CPU against 0.8)."""
+    torch = sys.modules.get("torch")
+    if (
+        torch is None
+        or type(x) not in (torch.Tensor, torch.nn.Parameter)
+        or x.device.type != "cpu"
+        or x.layout != torch.strided
+        or str(x.dtype).removeprefix("torch.") not in dtypes
+    ):
+        return None
+    return x.detach().clone(memory_format=torch.contiguous_format)
 
 
 def native(name: str) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .base import native
+from .base import native, own_torch_copy
 from .numpy import ArrayNamespaceTarget, numpy_pool
 
 __all__ = ["JaxTarget"]
@@ -74,6 +74,18 @@ class JaxTarget(ArrayNamespaceTarget):
         import jax
 
         return jax.device_put(arr)
+
+    def copied_from(self, x: Any) -> Any | None:
+        """A torch CPU tensor copied by torch (:func:`.base.own_torch_copy`), whose numpy
+        view ``device_put`` takes without copying again on the CPU: memory nothing else
+        holds (where numpy's copy of the same 440 MB of BERT-base cost 0.2-0.8 s CPU, torch's
+        0.2). Dtypes jax holds as they are without x64 (``to_target`` asks only for those)."""
+        import jax
+
+        if jax.default_backend() != "cpu":
+            return None
+        own = own_torch_copy(x, ("float16", "float32", "int8", "int16", "int32", "uint8"))
+        return None if own is None else jax.device_put(own.numpy())
 
     def is_staged(self, x: Any) -> bool:
         import jax
