@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from .job import ModuleSource
+from .naming import PACKAGE_GLOBALS
 
 __all__ = ["BRANCH", "DECIDED", "CannotBranch", "merge_sources"]
 
@@ -228,7 +229,7 @@ class _Merge:
         self.target = target
         self.keras = keras = target == "tensorflow"
         self.outputs = outputs
-        """Each specialisation's forward's outputs' (dtype, rank)."""
+        """Each specialisation's forward's outputs' (dtype, rank, shape)."""
         self.indent = " " * (8 if keras else 4)
         self.taken: set[str] = set()
 
@@ -403,7 +404,7 @@ def _named_sizes(body: list[str]) -> list[str]:
             continue
         name, of, index = m[1], m[2], int(m[3])
         nxt = re.match(r"^\s*([\w, ]+) = (?:shape_list\((.+)\)|(.+)\.shape)$", body[k + 1])
-        if nxt is None or (nxt[2] or nxt[3]) != of or name in words:
+        if nxt is None or (nxt[2] or nxt[3]) != of or name in words | PACKAGE_GLOBALS:
             continue
         targets = [t.strip() for t in nxt[1].split(",")]
         if -len(targets) <= index < len(targets) and targets[index].isidentifier():

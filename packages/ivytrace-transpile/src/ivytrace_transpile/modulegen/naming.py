@@ -14,6 +14,7 @@ PACKAGE_GLOBALS = frozenset({
     "keras", "pathlib", "load_file", "functools", "HERE", "WEIGHTS", "CONSTANTS", "BUFFERS",
     "TORCH_NAMES", "UNDRAWN", "forward", "load_weights", "named_weights", "load_params",
     "state_dict", "shape_list", "check", "batch_norm_train", "dropout", "rng_for",
+    "branch", "decided",  # a decision's branches (branches.py)
     # names the conventions write into bodies (a root's inputs, training, loops)
     "self", "params", "inputs", "training", "rng", "i", "layer",
 })  # fmt: skip
