@@ -25,7 +25,7 @@ Each (op, target) gets one verdict, the worst over its samples:
 Random, nondeterministic and uninitialised-memory ops are skipped by name, and so are
 samples run in training mode. The ledger of expected verdicts is ``opdb_ledger.json``
 beside this file (one line per op); ``test_opdb_ledger.py`` re-runs the sweep and fails
-on any change; ``scripts/opdb_transpile_report.py`` prints the table and rewrites the
+on any change (an op's samples and torch's answers are made once, for all its targets); ``scripts/opdb_transpile_report.py`` prints the table and rewrites the
 ledger (``--write-ledger``, for all ops or ``--ops a,b``).
 """
 
@@ -55,6 +55,7 @@ __all__ = [
     "load_ledger",
     "op_label",
     "run_op",
+    "run_op_on",
     "selected_ops",
     "short_reason",
     "sweep",
@@ -369,33 +370,70 @@ class _deadline:
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
 
 
-# ---------------------------------------------------------------- one op on one target
+# ---------------------------------------------------------------- one op on its targets
 def run_op(op: Any, target: str, *, cap: int = MAX_SAMPLES) -> Verdict | None:
     """The verdict of ``op`` translated to ``target`` (None when no sample runs in torch
     or op_db cannot make samples: nothing to judge)."""
-    v = Verdict(op_label(op), target)
+    verdicts = run_op_on(op, (target,), cap=cap)
+    return verdicts[0] if verdicts else None
+
+
+def run_op_on(op: Any, targets: Sequence[str], *, cap: int = MAX_SAMPLES) -> list[Verdict]:
+    """The verdicts of ``op`` translated to each of ``targets`` (none when no sample runs
+    in torch or op_db cannot make samples: nothing to judge). op_db's samples and torch's
+    answers on them are made once for all the targets (no target's array shares memory
+    with them: :func:`~ivytrace_transpile.translate.to_target` copies); each target
+    translates and is judged on its own. An (op, target) is cut off after
+    ``CASE_SECONDS``, the making of the samples included; the verdicts' ``seconds`` share
+    that making's time."""
     t0 = time.perf_counter()
+    timed_out = False
     try:
         with warnings.catch_warnings(), _deadline(CASE_SECONDS):
             warnings.simplefilter("ignore")
-            ok = _run_op(op, target, cap, v)
+            case = _case(op, cap)
     except _Timeout:
-        v.record("crash", "timeout", f"over {CASE_SECONDS} s")
-        ok = True
-    v.seconds = time.perf_counter() - t0
-    return v if ok else None
+        case, timed_out = None, True
+    if case is None and not timed_out:
+        return []
+    made = time.perf_counter() - t0
+    out = []
+    for target in targets:
+        v = Verdict(op_label(op), target)
+        t1 = time.perf_counter()
+        try:
+            if timed_out:
+                raise _Timeout
+            with warnings.catch_warnings(), _deadline(max(1, math.ceil(CASE_SECONDS - made))):
+                warnings.simplefilter("ignore")
+                _judge(case, target, v)
+        except _Timeout:
+            v.record("crash", "timeout", f"over {CASE_SECONDS} s")
+        v.seconds = made / len(targets) + time.perf_counter() - t1
+        out.append(v)
+    return out
 
 
-def _run_op(op: Any, target: str, cap: int, v: Verdict) -> bool:
+@dataclass
+class _OpCase:
+    """One op's judging material: the traced function, the samples' tensors (the first is
+    traced), torch's answer on each (``_NO_REF`` where torch rejects it) and the grown
+    sample (or None)."""
+
+    fn: Any
+    groups: list[list[Any]]
+    refs: list[Any]
+    grown: list[Any] | None
+
+
+def _case(op: Any, cap: int) -> _OpCase | None:
+    """``op``'s samples and torch's answers on them; None when nothing can be judged."""
     import torch
-
-    import ivytrace_transpile as it
-    from ivytrace_transpile.translate import to_target
 
     try:
         shape, groups = op_cases(op, cap)
     except Exception:  # op_db's own sample generator fails: not ours
-        return False
+        return None
 
     def fn(*ts: Any) -> Any:
         inp, args, kwargs = _fill(shape, ts)
@@ -411,25 +449,37 @@ def _run_op(op: Any, target: str, cap: int, v: Verdict) -> bool:
             except Exception:
                 refs.append(_NO_REF)
     if (refs and refs[0] is _NO_REF) or all(r is _NO_REF for r in refs):
-        return False
+        return None
     if all(r is _NO_REF for r in refs[1:]):  # op_db has no other shape: grow the first
         grown = _grown(groups[0])
         ref = _conditioned_ref(fn, grown) if grown is not None else _NO_REF
         if ref is not _NO_REF:
             groups, refs = [*groups, grown], [*refs, ref]
+    return _OpCase(fn, groups, refs, grown)
+
+
+def _judge(case: _OpCase, target: str, v: Verdict) -> None:
+    """Translate ``case``'s function to ``target`` on its first sample and call the
+    translation on every sample, recording each outcome in ``v``."""
+    import torch
+
+    import ivytrace_transpile as it
+    from ivytrace_transpile.translate import to_target
+
+    groups, grown = case.groups, case.grown
     tgt = it.get_target(target)
     with torch.no_grad():
         try:
             tr = it.transpile(
-                fn, target=target, args=tuple(copy.deepcopy(groups[0])), retrace=False
+                case.fn, target=target, args=tuple(copy.deepcopy(groups[0])), retrace=False
             )
         except Exception as exc:
             if _is_ivytrace_error(exc):
                 v.record("refused", short_reason(exc), f"transpile: {exc}"[:500])
             else:
                 v.record("crash", _crash_reason(exc, "transpile"), f"{exc}"[:500])
-            return True
-    for i, (tensors, ref) in enumerate(zip(groups, refs)):
+            return
+    for i, (tensors, ref) in enumerate(zip(groups, case.refs)):
         if ref is _NO_REF:
             continue
         v.samples += 1
@@ -447,7 +497,6 @@ def _run_op(op: Any, target: str, cap: int, v: Verdict) -> bool:
         why = compare(ref, got)
         if why:
             v.record("wrong", "", f"sample {i} ({where}): {why}")
-    return True
 
 
 _NO_REF = object()
@@ -534,15 +583,12 @@ def sweep(
     out = open(jsonl, "a") if jsonl else None
     try:
         for op in chosen:
-            for t in targets:
-                v = run_op(op, t, cap=cap)
-                if v is None:
-                    break
+            for v in run_op_on(op, targets, cap=cap):
                 if out:
                     out.write(json.dumps(v.as_json()) + "\n")
                     out.flush()
                 if verbose and v.kind != "right":
-                    print(f"  {t:<11} {v.entry}  {v.op}: {v.detail[:200]}", flush=True)
+                    print(f"  {v.target:<11} {v.entry}  {v.op}: {v.detail[:200]}", flush=True)
                 yield v
     finally:
         if out:
