@@ -207,24 +207,25 @@ def test_stand_ins_that_do_not_fit_are_refused_and_nothing_stays_swapped(tmp_pat
 
 
 @pytest.mark.slow
-def test_a_7b_llama_on_the_meta_device_transpiles_under_2gb(tmp_path):
-    """scripts/meta_llama_7b.py, one fresh process per target: 6.7B parameters on the meta
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_7b_llama_on_the_meta_device_transpiles_under_2gb(tmp_path, target):
+    """scripts/meta_llama_7b.py, a fresh process for the target: 6.7B parameters on the meta
     device -> the package's source, at most 2 GiB of peak RSS (measured here: ~1.85 GiB
     for tensorflow, ~1.35 GiB for jax, 40-50 s each on 2 cores). The peak is the child's
     own ``VmHWM``: its ``ru_maxrss`` would start at the pytest worker's RSS (Linux keeps a
     forking process's high-water mark across ``exec``), which is what read 2.4-3.2 GiB
-    inside the full suite."""
+    inside the full suite. One test a target, so that ``pytest -n 2`` runs them side by
+    side."""
     spec = importlib.util.spec_from_file_location(
         "meta_llama_7b", ROOT / "scripts/meta_llama_7b.py"
     )
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    for target in TARGETS:
-        row = script.measure(target, str(tmp_path))
-        assert row["params"] > 6.7e9
-        assert row["peak_rss_mb"] <= 2048, row
-        assert row["files"] == [
-            "README.md", "__init__.py", "buffers.safetensors", "convert.py", "model.py",
-        ], row  # fmt: skip
-        pkg = Path(row["package"])
-        assert "model.layers.31.mlp.down_proj.weight" in (pkg / "convert.py").read_text()
+    row = script.measure(target, str(tmp_path))
+    assert row["params"] > 6.7e9
+    assert row["peak_rss_mb"] <= 2048, row
+    assert row["files"] == [
+        "README.md", "__init__.py", "buffers.safetensors", "convert.py", "model.py",
+    ], row  # fmt: skip
+    pkg = Path(row["package"])
+    assert "model.layers.31.mlp.down_proj.weight" in (pkg / "convert.py").read_text()
