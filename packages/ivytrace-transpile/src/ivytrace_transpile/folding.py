@@ -256,20 +256,23 @@ def _rearranged(
 
 
 def _dense_copy(a: np.ndarray) -> np.ndarray:
-    """``a`` laid out densely (itself where it is): copied by torch where torch is loaded
-    and holds the dtype, else by numpy. The same elements either way; torch's copy of a
-    transposed matrix into fresh memory is the cheaper (BERT-base's 73 transposed linear
-    weights, 342 MB, one thread, process CPU s: numpy 0.76, torch 0.26 in a fresh process,
-    0.33 and 0.26 after: numpy's large arrays ask for huge pages, whose first touch costs
-    more here than the copy)."""
+    """``a`` laid out densely (itself where it is), in memory torch allocates where torch is
+    loaded and holds the dtype (numpy copies the elements either way). numpy asks for huge
+    pages for a large array, whose first touch costs more here than the copy: BERT-base's
+    73 transposed linear weights (342 MB), one thread, fresh process, process CPU s: numpy's
+    own array 0.76-1.14, torch's memory 0.42-0.53. (``torch.from_numpy(a)`` of a jax
+    weight's read-only view would warn, once per process, on the user's behalf: not used.)"""
     if a.flags.c_contiguous:
         return a
     torch = sys.modules.get("torch")
     if torch is not None and a.dtype.kind in "fiub" and a.dtype.isnative and a.size:
         try:
-            return torch.from_numpy(a).contiguous().numpy()  # type: ignore[no-any-return]
-        except (TypeError, ValueError, RuntimeError):  # a dtype or strides torch refuses
-            pass
+            kind = torch.from_numpy(np.empty(0, a.dtype)).dtype
+        except TypeError:  # a dtype torch does not hold (ml_dtypes' bfloat16)
+            return np.ascontiguousarray(a)
+        out = torch.empty(a.shape, dtype=kind).numpy()
+        np.copyto(out, a)
+        return out  # type: ignore[no-any-return]
     return np.ascontiguousarray(a)
 
 
