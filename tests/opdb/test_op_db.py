@@ -196,12 +196,20 @@ def _sweep(chunk: int) -> tuple[dict, str]:
     torch.manual_seed(0)
     start = time.perf_counter()
     results = {"lazy": {}, "eager": {}}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for case in _cases(chunk, CHUNKS):
-            expected = _expected(case)
-            results["lazy"][case.name] = _run(_lazy, case, expected)
-            results["eager"][case.name] = _run(_eager, case, expected)
+    # One intra-op thread, as the other op_db sweeps (opdb_sweep, vision_sweep): the samples
+    # are small, and with pytest -n 2 on two cores a second thread only spins (half the
+    # sweep's CPU time); the worker's setting is restored after.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for case in _cases(chunk, CHUNKS):
+                expected = _expected(case)
+                results["lazy"][case.name] = _run(_lazy, case, expected)
+                results["eager"][case.name] = _run(_eager, case, expected)
+    finally:
+        torch.set_num_threads(threads)
     seconds = time.perf_counter() - start
     report = []
     for kind in ("lazy", "eager"):
