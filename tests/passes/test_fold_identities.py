@@ -105,3 +105,17 @@ def test_numpy_graphs_are_left_alone():
     graph = trace(numpy_offset, (np.ones((3, 2)),), {}, check_sizes=False).graph
     assert "numpy.ndarray.__add__" in [n.op for n in graph.nodes]
     assert [n.op for n in fold_array_identities(graph).nodes] == [n.op for n in graph.nodes]
+
+
+_SCALE = jnp.asarray(1 + 2j, jnp.complex64)
+
+
+def complex_scale(x):
+    return x * _SCALE + 0  # a complex 0-d constant the graph holds: no literal to read
+
+
+def test_a_complex_constant_is_no_literal():
+    x = jnp.ones((2, 3), jnp.complex64)
+    graph, folded = _folded(complex_scale, x)
+    assert graph.constants  # _SCALE, held by value
+    np.testing.assert_array_equal(np.asarray(interpret(folded, x)), np.asarray(complex_scale(x)))

@@ -106,8 +106,11 @@ class _Facts:
             if const.spec.shape != ():
                 return None
             dtype = const.spec.dtype
-            read = bool if dtype == "bool" else int if dtype.startswith(("int", "uint")) else float
-            return read(const.data)
+            if dtype == "bool":
+                return bool(const.data)
+            if dtype.startswith(("int", "uint")):
+                return int(const.data)
+            return float(const.data) if dtype.startswith(("float", "bfloat")) else None
         return None
 
     def is_scalar(self, a: Any) -> bool:
