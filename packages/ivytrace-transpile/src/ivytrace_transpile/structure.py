@@ -174,6 +174,11 @@ class CallBoundary:
     parent read ``x.shape`` first, and the trace kept one read): the call reads them
     again itself rather than taking the sizes as inputs, so its code is the same as a
     sibling's that read them first (issue 20: no variant for where a size was read)."""
+    shared: tuple[int, ...] = ()
+    """Nodes inside the call that read the sizes of arrays the call is handed and whose
+    results are read after it (the trace kept one read, made inside the child, of the
+    ``x.shape`` the parent read too): the parent reads them again itself rather than
+    taking them as results, so the call returns only what its forward returned."""
 
 
 def boundary(
@@ -194,8 +199,16 @@ def boundary(
             if key is not None and under(key, call.path):
                 continue
             reads[v.id] = v
-    outputs = tuple(v for vid, v in made.items() if vid in after)
     arrays = [v for v in reads.values() if isinstance(v.spec, TensorSpec)]
+    handed = {a.id for a in arrays}
+    shared = [
+        i
+        for i in nodes
+        if _reads_sizes_of(graph.nodes[i], handed)
+        and any(o.id in after for o in graph.nodes[i].outputs)
+    ]
+    again = {o.id for i in shared for o in graph.nodes[i].outputs}
+    outputs = tuple(v for vid, v in made.items() if vid in after and vid not in again)
     producer = {o.id: n for n in graph.nodes for o in n.outputs}
     at = {id(n): i for i, n in enumerate(graph.nodes)}
     copies: dict[int, None] = {}
@@ -204,7 +217,7 @@ def boundary(
         if isinstance(v.spec, TensorSpec):
             continue
         made_by = producer.get(v.id)
-        if made_by is not None and _reads_sizes_of(made_by, {a.id for a in arrays}):
+        if made_by is not None and _reads_sizes_of(made_by, handed):
             copies[at[id(made_by)]] = None
         else:
             others.append(v)
@@ -217,17 +230,19 @@ def boundary(
             k += 1
             name = f"{base}_{k}"
         keywords.append(name)
-    return CallBoundary((*arrays, *others), outputs, tuple(keywords), tuple(copies))
+    return CallBoundary((*arrays, *others), outputs, tuple(keywords), tuple(copies), tuple(shared))
 
 
 def _reads_sizes_of(node: Node, arrays: set[int]) -> bool:
     """Whether ``node`` only reads the sizes of arrays among ``arrays`` (``x.shape``)."""
     ins = list(node.inputs())
-    return (
-        node.op.rsplit(".", 1)[-1] in ("shape", "size")
-        and bool(ins)
-        and all(v.id in arrays for v in ins)
-        and all(isinstance(o.spec, ScalarSpec) for o in node.outputs)
+    return _size_read(node) and bool(ins) and all(v.id in arrays for v in ins)
+
+
+def _size_read(node: Node) -> bool:
+    """Whether ``node`` reads sizes (``x.shape``): free, and written where it is used."""
+    return node.op.rsplit(".", 1)[-1] in ("shape", "size") and all(
+        isinstance(o.spec, ScalarSpec) for o in node.outputs
     )
 
 
@@ -293,27 +308,29 @@ def call_graph(
     """``call``'s own graph: its direct nodes, and one node per child call (its op
     ``call.<attribute>``; the second result maps those nodes' indices to the children).
     ``inputs`` become the graph's inputs: positional ones named ``names``, then keyword
-    ones named ``keywords``."""
+    ones named ``keywords``. Sizes are read where they are used: the call's ``copies``
+    first, its children's ``shared`` before their first use here; a size read nothing
+    here uses is left out (the trace kept it for a reader outside the call)."""
     nodes: list[Node] = []
-    children: dict[int, ModuleCall] = {}
+    calls: dict[int, ModuleCall] = {}
+    """``id`` of a child call's node -> the child."""
     for _, item in _items(call):
         if isinstance(item, ModuleCall):
-            b = found[id(item)]
-            tree = LEAF if len(b.outputs) == 1 else TreeDef("tuple", (LEAF,) * len(b.outputs))
-            children[len(nodes)] = item
-            attr = item.path.rsplit(".", 1)[-1] if item.path else "call"
-            scope = graph.nodes[item.last()].meta.scope
-            meta = dataclasses.replace(graph.nodes[min(item.all_nodes())].meta, scope=scope)
-            n_pos = len(b.inputs) - len(b.keywords)
-            kwargs = tuple(zip(b.keywords, b.inputs[n_pos:], strict=True))
-            nodes.append(Node(f"call.{attr}", b.inputs[:n_pos], kwargs, b.outputs, tree, meta))
+            node = _call_node(graph, item, found[id(item)])
+            calls[id(node)] = item
+            nodes.append(node)
         else:
             nodes.append(graph.nodes[item])
-    read = {v.id for n in nodes for v in n.inputs()}
-    read |= {o.id for o in iter_arg_leaves(outputs) if isinstance(o, Value)}
+    returned = {o.id for o in iter_arg_leaves(outputs) if isinstance(o, Value)}
+    for item in calls.values():
+        for i in found[id(item)].shared:
+            _read_before_use(nodes, graph.nodes[i], returned)
+    read = {v.id for n in nodes for v in n.inputs()} | returned
     kept = [graph.nodes[i] for i in copies if any(o.id in read for o in graph.nodes[i].outputs)]
-    nodes[:0] = kept  # sizes read again here (``CallBoundary.copies``)
-    children = {k + len(kept): c for k, c in children.items()}
+    nodes = kept + [  # sizes read again here (``CallBoundary.copies``)
+        n for n in nodes if not _size_read(n) or any(o.id in read for o in n.outputs)
+    ]
+    children = {k: calls[id(n)] for k, n in enumerate(nodes) if id(n) in calls}
     if out_tree is None:
         out_tree = LEAF if len(outputs) == 1 else TreeDef("tuple", (LEAF,) * len(outputs))
     n_pos = len(inputs) - len(keywords)
@@ -334,3 +351,26 @@ def call_graph(
         arg_names=names,
     )
     return sub, children
+
+
+def _call_node(graph: Graph, item: ModuleCall, b: CallBoundary) -> Node:
+    """The node calling child ``item`` (op ``call.<attribute>``), at its first line."""
+    tree = LEAF if len(b.outputs) == 1 else TreeDef("tuple", (LEAF,) * len(b.outputs))
+    attr = item.path.rsplit(".", 1)[-1] if item.path else "call"
+    scope = graph.nodes[item.last()].meta.scope
+    meta = dataclasses.replace(graph.nodes[min(item.all_nodes())].meta, scope=scope)
+    n_pos = len(b.inputs) - len(b.keywords)
+    kwargs = tuple(zip(b.keywords, b.inputs[n_pos:], strict=True))
+    return Node(f"call.{attr}", b.inputs[:n_pos], kwargs, b.outputs, tree, meta)
+
+
+def _read_before_use(nodes: list[Node], size: Node, returned: set[int]) -> None:
+    """Put size read ``size`` (a child's ``CallBoundary.shared``) into ``nodes`` before the
+    first node that reads one of its results (last if only ``returned`` holds one; left
+    out if nothing reads them)."""
+    made = {o.id for o in size.outputs}
+    first = next((k for k, n in enumerate(nodes) if any(v.id in made for v in n.inputs())), None)
+    if first is not None:
+        nodes.insert(first, size)
+    elif made & returned:
+        nodes.append(size)
