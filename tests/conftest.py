@@ -13,3 +13,10 @@ os.environ.setdefault("IVYTRACE_NO_OUTPUTS", "1")
 _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
+
+# Under pytest-xdist (the README's command runs `-n 2`) each worker is one of as many
+# processes as there are cores: a torch pool of one thread per core only contends with the
+# other workers (the op_db sweep spent half its CPU so). Set before any test imports torch;
+# child processes the tests start inherit it. An explicit OMP_NUM_THREADS wins.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
