@@ -17,6 +17,7 @@ from ivytrace_ir import DEFAULT_ALLOWLIST, Node, ScalarSpec, SourceLoc, TensorSp
 
 from ..structure import (
     CallBoundary,
+    GraphIndex,
     ModuleCall,
     boundaries,
     call_graph,
@@ -104,6 +105,8 @@ class Writer:
         self.job = job
         graph, keys, root = job.graph, job.keys, job.root
         self.g = graph
+        self.index = GraphIndex.of(graph)
+        """Who reads and makes each value of ``graph`` (every call's boundary asks)."""
         self.keras = job.target == "tensorflow"
         self.param_keys = {graph.inputs[k].id: key for k, key in enumerate(keys)}
         self.n_params = len(keys)
@@ -279,7 +282,7 @@ class Writer:
             if _inlined(child.module):
                 dissolve(call, child)
         while True:
-            found = boundaries(self.g, call, self.param_keys)
+            found = boundaries(self.g, call, self.param_keys, self.index)
             for child in call.children:
                 found[id(child)] = self.named_keywords(child, found[id(child)])
             for child in call.children:
