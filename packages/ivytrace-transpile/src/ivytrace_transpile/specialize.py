@@ -15,8 +15,9 @@ that needs besides the call itself:
   the guard's reason, the user's line), for the :class:`RetraceWarning` and the
   :class:`RetraceLimitError`;
 - :class:`SharedWeights` keeps ONE set of weights across a module's specialisations;
-- :func:`for_writing` and :func:`readme_section`: the written package holds the latest
-  specialisation, whose guard checks name the decision and the other specialisations.
+- :func:`for_writing` and :func:`readme_section`: where the specialisations cannot be
+  written as branches of one package (``modulegen.branches``), the package holds the
+  latest, whose guard checks name the decision and the other specialisations.
 """
 
 from __future__ import annotations
@@ -366,6 +367,9 @@ def for_writing(translated: Any, specs: Sequence[str], latest: str) -> Any:
         return translated
     tr, compiled = translated._last
     others = ", ".join(s for s in specs if s != latest)
+    also = (  # a decision on values: the specialisations' inputs read alike
+        f"for {others}" if others else "at inputs like these where it decided otherwise"
+    )
     names = _input_names(tr)
     producers = tr.graph.producers()
     nodes = []
@@ -377,7 +381,7 @@ def for_writing(translated: Any, specs: Sequence[str], latest: str) -> Any:
                 f"{node.meta.note or 'a decision made while tracing'} [{cond}"
                 + (f" at {src.file}:{src.line}" if src is not None else "")
                 + f"]; this package is the specialisation for inputs {latest} (the session "
-                f"also made one for {others}: translate at these inputs)"
+                f"also made one {also}: translate at these inputs)"
             )
             node = dataclasses.replace(node, meta=dataclasses.replace(node.meta, note=note))
         nodes.append(node)
