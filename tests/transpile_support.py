@@ -3,6 +3,7 @@
 
 - :func:`sibling_module`: a module of ``tests/transpile/`` (the sweeps) loaded once by
   name, as the ledger tests and the report scripts share it.
+- :func:`import_package`: a written package imported from its folder under its own name.
 - :func:`assert_translates_like_torch`: translate a torch function once, then call the
   translation on the example and on other inputs and compare every output with torch.
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["assert_translates_like_torch", "sibling_module"]
+__all__ = ["assert_translates_like_torch", "import_package", "sibling_module"]
 
 _TRANSPILE_TESTS = Path(__file__).resolve().parent / "transpile"
 
@@ -30,6 +31,22 @@ def sibling_module(name: str) -> Any:
         sys.modules[name] = mod
         spec.loader.exec_module(mod)
     return sys.modules[name]
+
+
+def import_package(pkg: Path) -> Any:
+    """Import a written package under its own name from its folder (the name is not left
+    in ``sys.modules``: packages of one name written by several tests do not meet)."""
+    spec = importlib.util.spec_from_file_location(
+        pkg.name, pkg / "__init__.py", submodule_search_locations=[str(pkg)]
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[pkg.name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.modules.pop(pkg.name, None)
+    return mod
 
 
 def _leaves(x: Any) -> list[np.ndarray]:

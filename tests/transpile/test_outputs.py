@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 import torch
 from golden_support import check_golden
+from transpile_support import import_package
 
 import ivytrace as ivy
 
@@ -100,21 +101,6 @@ def _write(name: str, target: str, out: Path) -> tuple[torch.nn.Module, Path]:
     net, traced, _ = _build(name)
     tc = ivy.transpile(net, source="torch", target=target, args=(torch.randn(*traced),))
     return net, tc.save(out)
-
-
-def _import(pkg: Path):
-    """Import a written package under its own name from its folder."""
-    spec = importlib.util.spec_from_file_location(
-        pkg.name, pkg / "__init__.py", submodule_search_locations=[str(pkg)]
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[pkg.name] = mod
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.modules.pop(pkg.name, None)
-    return mod
 
 
 def _open_package(pkg, target, weights=None):
@@ -465,7 +451,7 @@ def test_gradients_in_the_target_match_torch_autograd(tmp_path, model, target):
     on the Keras layer's trainable variables, jax.grad on the params pytree) equals torch
     autograd's on another batch size, within 1e-4."""
     net, pkg = _write(model, target, tmp_path)
-    opened = _open_package(_import(pkg), target)
+    opened = _open_package(import_package(pkg), target)
     _, _, new = _build(model)
     x = torch.randn(*new)
     torch_out, weight, want = _torch_grads(net, (x,))
@@ -721,7 +707,7 @@ def test_a_guard_on_an_arrays_value_keeps_checking_under_tf_function_and_jax_jit
     branched on an array's value: the decision is checked by the staged program
     (tf.debugging.assert_equal, jax.debug.callback), and an input for the other branch
     is refused instead of answered wrongly."""
-    pkg = _import(ivy.transpile(_gated, target=target, args=(torch.ones(3),)).save(tmp_path))
+    pkg = import_package(ivy.transpile(_gated, target=target, args=(torch.ones(3),)).save(tmp_path))
     if target == "tensorflow":
         import tensorflow as tf
 
@@ -885,7 +871,7 @@ def test_a_tensorflow_package_is_a_keras_model_that_fits_and_round_trips(tmp_pat
     import keras
 
     _, pkg = _write("network", "tensorflow", tmp_path)
-    mod = _import(pkg)
+    mod = import_package(pkg)
     sys.modules[pkg.name] = mod  # .keras loading finds the classes by their module
     try:
         model = mod.Network()

@@ -7,15 +7,13 @@ packages are written, imported and called."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from transpile_support import import_package
 
 import ivytrace_transpile as it
 from ivytrace_transpile.specialize import RetraceWarning
@@ -100,21 +98,6 @@ def _model(cls):
     return cls().eval()
 
 
-def _import(pkg: Path):
-    """Import a written package under its own name from its folder."""
-    spec = importlib.util.spec_from_file_location(
-        pkg.name, pkg / "__init__.py", submodule_search_locations=[str(pkg)]
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[pkg.name] = mod
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.modules.pop(pkg.name, None)
-    return mod
-
-
 def _caller(pkg, target):
     """The written package's model as a function of a numpy array."""
     if target == "tensorflow":
@@ -157,7 +140,7 @@ def test_package_answers_every_specialisation(case, target, tmp_path):
     source = (path / "model.py").read_text()
     assert "the translated code assumes" not in source, source  # no guard left
     assert "check(" not in source and "raise ValueError" not in source.split("def load")[0]
-    pkg = _import(path)
+    pkg = import_package(path)
     call, _ = _caller(pkg, target)
     _, lengths, new = CASES[case]
     for n in (*lengths, *new):
@@ -208,7 +191,7 @@ def test_tf_function_with_none_sizes_runs_both_branches(tmp_path):
     import tensorflow as tf
 
     net, path = _written("one", "tensorflow", tmp_path)
-    layer = _import(path).OneDecision()
+    layer = import_package(path).OneDecision()
     fn = tf.function(layer, input_signature=[tf.TensorSpec([None, None, 4], tf.float32)])
     for n in (1, 3, 6):  # one concrete function, the branch taken when the graph runs
         x = torch.randn(2, n, 4)
@@ -240,7 +223,7 @@ def test_a_retrace_is_written_as_a_branch(tmp_path):
     assert "branch(seq_len == 1, " in source and "check(" not in source, source
     readme = (path / "README.md").read_text()
     assert "`x.shape[1] == 1` at " in readme and "holds every specialisation" in readme, readme
-    call, _ = _caller(_import(path), "tensorflow")
+    call, _ = _caller(import_package(path), "tensorflow")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for n in (1, 3):
@@ -318,7 +301,7 @@ def test_a_decision_on_a_value_branches_on_a_tensor(target, tmp_path):
     net, path = _value_package(target, tmp_path)
     source = (path / "model.py").read_text()
     assert "the translated code assumes" not in source, source
-    pkg = _import(path)
+    pkg = import_package(path)
     x = torch.randn(2, 3, 4)
     cases = [(m, net(x, m).detach().numpy()) for m in (_FULL, _PART)]
     if target == "tensorflow":
@@ -355,7 +338,7 @@ def test_branches_tf_cond_cannot_join_are_decided_when_known(tmp_path):
     net, path = _value_package("tensorflow", tmp_path, join=False)
     source = (path / "model.py").read_text()
     assert "if decided(tf.cast(reduce_all, tf.bool), " in source, source
-    layer = _import(path).ValueDecision()
+    layer = import_package(path).ValueDecision()
     x = torch.randn(2, 3, 4)
     for m in (_FULL, _PART):
         got = layer(tf.constant(x.numpy()), tf.constant(m.numpy())).numpy()
@@ -396,7 +379,7 @@ def test_specialisations_that_cannot_be_one_package_keep_the_guard(tmp_path):
     assert "They could not be written as one package: unrolled: its specialisations " in readme
     assert "- `x.shape[1] == 1` (was False when first traced) at " in readme, readme
     x = torch.randn(2, 1, 4)
-    pkg = _import(path)
+    pkg = import_package(path)
     params = pkg.load_params()
     np.testing.assert_allclose(
         np.asarray(pkg.forward(params, x.numpy())), net(x).detach().numpy(), rtol=1e-5, atol=1e-5

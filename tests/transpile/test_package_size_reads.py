@@ -8,14 +8,12 @@ packages are written, imported and called at a new size."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from transpile_support import import_package
 
 import ivytrace_transpile as it
 
@@ -81,21 +79,6 @@ CASES = {
 }
 
 
-def _import(pkg: Path):
-    """Import a written package under its own name from its folder."""
-    spec = importlib.util.spec_from_file_location(
-        pkg.name, pkg / "__init__.py", submodule_search_locations=[str(pkg)]
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[pkg.name] = mod
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.modules.pop(pkg.name, None)
-    return mod
-
-
 def _caller(pkg, target):
     """The written package's model as a function of a numpy array."""
     if target == "tensorflow":
@@ -139,7 +122,7 @@ def test_a_child_returns_only_its_result(case, target, tmp_path):
     assert calls and all(re.fullmatch(r"\w+", c) for c in calls), parent  # no unpacking
     if case == "called_twice":
         assert len(calls) == 2, parent  # both calls are calls of the one layer
-    call = _caller(_import(path), target)
+    call = _caller(import_package(path), target)
     for shape in ((2, 3, 4), (3, 5, 4)):  # the traced size and a new one
         x = torch.randn(*shape)
         want = net(x).detach().numpy()

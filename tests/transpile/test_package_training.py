@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from transpile_support import sibling_module
+from transpile_support import import_package, sibling_module
 
 import ivytrace as ivy
 
@@ -23,7 +23,7 @@ outputs_tests = sibling_module("test_outputs")
 def written(request, tmp_path_factory):
     target = request.param
     net, pkg = outputs_tests._write("conv_net", target, tmp_path_factory.mktemp(target))
-    return target, net, outputs_tests._import(pkg)
+    return target, net, import_package(pkg)
 
 
 def _x(shape=(4, 3, 8, 8)):
@@ -123,7 +123,7 @@ def dropnets(request, tmp_path_factory):
         tc = ivy.transpile(net, source="torch", target=target, args=(torch.randn(4, 6),))
         # a package name of its own: its model module is imported under it
         pkg = tc.save(out, name=f"drop_{name}_{target}")
-        nets[name] = (net, outputs_tests._import(pkg))
+        nets[name] = (net, import_package(pkg))
     return target, nets
 
 

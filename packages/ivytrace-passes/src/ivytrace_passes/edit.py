@@ -23,10 +23,13 @@ from ivytrace_ir import (
     spec_of,
 )
 
+from .core import PassOutcome
+
 __all__ = [
     "SCALAR_TYPES",
     "compact_constants",
     "describe_ops",
+    "folded_outcome",
     "is_literal",
     "make_constant",
     "max_value_id",
@@ -147,3 +150,17 @@ def describe_ops(ops: Iterable[str], limit: int = 8) -> str:
     if len(counts) > limit:
         parts.append(f"… {len(counts) - limit} more kinds")
     return ", ".join(parts)
+
+
+def folded_outcome(
+    graph: Graph, nodes: list[Node], subst: Mapping[int, Arg], folded: list[str]
+) -> PassOutcome:
+    """A folding pass's result: ``graph`` with ``nodes`` and its outputs substituted, and a
+    note naming the ``folded`` ops (``graph`` itself where nothing was folded)."""
+    if not folded:
+        return PassOutcome(graph, "nothing to fold")
+    new_outputs = tuple(subst.get(v.id, v) if isinstance(v, Value) else v for v in graph.outputs)
+    return PassOutcome(
+        graph.replace(nodes=tuple(nodes), outputs=new_outputs),
+        f"folded {len(folded)} nodes: {describe_ops(folded)}",
+    )

@@ -34,7 +34,7 @@ from ivytrace_ir import Const, Graph, Node, ScalarSpec, TensorSpec, Value
 from ivytrace_ir.opfacts import IMMUTABLE_FRAMEWORKS
 
 from .core import PassOutcome, graph_pass
-from .edit import describe_ops, substitute_node
+from .edit import folded_outcome, substitute_node
 
 __all__ = ["fold_array_identities"]
 
@@ -231,10 +231,4 @@ def fold_array_identities(graph: Graph) -> PassOutcome:
             nodes.pop()
         else:
             _learn(node, kind, facts)
-    if not folded:
-        return PassOutcome(graph, "nothing to fold")
-    new_outputs = tuple(subst.get(v.id, v) if isinstance(v, Value) else v for v in graph.outputs)
-    return PassOutcome(
-        graph.replace(nodes=tuple(nodes), outputs=new_outputs),
-        f"folded {len(folded)} nodes: {describe_ops(folded)}",
-    )
+    return folded_outcome(graph, nodes, subst, folded)

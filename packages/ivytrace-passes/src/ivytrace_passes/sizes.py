@@ -30,7 +30,7 @@ from typing import Any
 from ivytrace_ir import Graph, Node, ScalarSpec, Value
 
 from .core import PassOutcome, graph_pass
-from .edit import describe_ops, substitute_node
+from .edit import folded_outcome, substitute_node
 
 __all__ = ["fold_size_arithmetic"]
 
@@ -84,13 +84,7 @@ def fold_size_arithmetic(graph: Graph) -> PassOutcome:
             if all(_non_negative(a, non_negative) for a in node.args) and not node.kwargs:
                 non_negative.add(out.id)
         nodes.append(node)
-    if not folded:
-        return PassOutcome(graph, "nothing to fold")
-    new_outputs = tuple(subst.get(v.id, v) if isinstance(v, Value) else v for v in graph.outputs)
-    return PassOutcome(
-        graph.replace(nodes=tuple(nodes), outputs=new_outputs),
-        f"folded {len(folded)} nodes: {describe_ops(folded)}",
-    )
+    return folded_outcome(graph, nodes, subst, folded)
 
 
 def _is_int_or_bool(v: Value) -> bool:
