@@ -35,6 +35,7 @@ from ivytrace_ir.opfacts import IMMUTABLE_FRAMEWORKS
 
 from .core import PassOutcome, graph_pass
 from .edit import folded_outcome, substitute_node
+from .sizes import SIZE_READS
 
 __all__ = ["fold_array_identities"]
 
@@ -73,9 +74,6 @@ _KEEPS_SIGN = frozenset(
     | {"take", "take_along_axis", "gather", "ravel", "flatten"}
 )
 """Last parts of the op names whose result holds elements of their first argument only."""
-
-_SIZE_READS = frozenset({"shape", "size", "len", "__len__", "numel", "dim", "ndim"})
-"""Last parts of the op names whose integer results are sizes (never negative)."""
 
 _NEUTRAL: dict[str, Any] = {"add": 0, "sub": 0, "mul": 1, "and": True, "or": False}
 """Kind -> the literal that, second, makes it give back its first operand."""
@@ -177,7 +175,7 @@ def _learn(node: Node, kind: str | None, facts: _Facts) -> None:
     out, args = node.outputs[0], node.args
     last = node.op.rsplit(".", 1)[-1]
     if isinstance(out.spec, ScalarSpec):
-        if last in _SIZE_READS and out.spec.type == "int":
+        if last in SIZE_READS and out.spec.type == "int":
             facts.non_negative.add(out.id)
         elif kind in ("add", "mul") and all(facts.is_non_negative(a) for a in args):
             facts.non_negative.add(out.id)

@@ -34,7 +34,7 @@ from .edit import folded_outcome, substitute_node
 
 __all__ = ["fold_size_arithmetic"]
 
-_SIZE_READS = frozenset({"shape", "size", "len", "__len__", "numel", "dim", "ndim"})
+SIZE_READS = frozenset({"shape", "size", "len", "__len__", "numel", "dim", "ndim"})
 """Last parts of the op names whose integer results are sizes (never negative)."""
 
 _IDENTITY: dict[str, tuple[int | None, int | None]] = {
@@ -78,7 +78,7 @@ def fold_size_arithmetic(graph: Graph) -> PassOutcome:
             subst[out.id] = new
             folded.append(node.op)
             continue
-        if node.op.rsplit(".", 1)[-1] in _SIZE_READS:
+        if node.op.rsplit(".", 1)[-1] in SIZE_READS:
             non_negative.update(o.id for o in node.outputs if _is_int(o))
         elif node.op in _NON_NEGATIVE_OPS and out is not None and _is_int(out):
             if all(_non_negative(a, non_negative) for a in node.args) and not node.kwargs:
