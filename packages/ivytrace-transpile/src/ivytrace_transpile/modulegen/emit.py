@@ -13,6 +13,7 @@ from ivytrace_compile import sanitize
 
 from ..rules.torch.nn.activations import DROPOUT_KINDS as _DROPOUT_KINDS
 from ..structure import is_container
+from .configdata import CONFIG_HELPER, attribute_names, config_data, configured, definitions, render
 from .conventions import (
     BN_TRAIN,
     CHECK,
@@ -82,6 +83,10 @@ def choose_classes(w: Writer) -> str:
             order.append(group)
         group.members.append(inst)
         inst.group = group
+    if w.build is not None:  # classes that take the model's config (configdata)
+        takes = configured(w.build, order)
+        for group in order:
+            group.config = id(group) in takes
     for group in order:  # the class is written from its member with the most comments
         group.members.sort(key=lambda m: -_comments(m.text))
         _parameters(w, group)
@@ -94,6 +99,11 @@ def choose_classes(w: Writer) -> str:
     for group in order:
         text = _class_text(w, group) if w.keras else _function_text(group)
         w.texts[group.name] = text
+    if any(g.config for g in order):
+        assert w.build is not None
+        w.imports["import types"] = None
+        w.helpers["as_config"] = CONFIG_HELPER
+        w.helpers["CONFIG"] = config_data(w.build)
     for inst in w.instances:
         w.variant[inst.module] = inst.group.name if inst.group is not None else ""
     root = w.instances[-1].group
@@ -334,6 +344,9 @@ def _parameters(w: Writer, group: Group) -> None:
             v.append(x)
         return final
 
+    if group.config:  # transformers' BertSelfAttention(config): first, as torch has it
+        default = None if first.is_root else inspect.Parameter.empty
+        add("config", ["config"] * len(members), Param("config", default, shaping=True))
     ctor_of = [dict((n, v) for n, v, _ in w.weights.ctor_params(m.module)) for m in members]
     shaping = w.weights.shaping_params(first.module) if w.keras else []
     for pname, _, default in shaping:
@@ -358,11 +371,14 @@ def _parameters(w: Writer, group: Group) -> None:
         if found is None:
             found = add(first.lhs[k] or "value", per)
         group.slots[k] = found
+    passed_by_config = _config_lines(w, group, taken) if group.config else {}
     for k, (rel, child, _) in enumerate(first.children):
         cg = child.group
         assert cg is not None
-        passed: dict[int, str] = {}
+        passed: dict[int, str] = dict(passed_by_config.get(k, {}))
         for j, p in enumerate(cg.params):
+            if j in passed:
+                continue
             per = [m.children[k][1].values[j] for m in members]
             if all(same_value(per[0], x) for x in per):
                 continue
@@ -370,6 +386,33 @@ def _parameters(w: Writer, group: Group) -> None:
         group.child_args[k] = passed
     for m, v in zip(members, values, strict=True):
         m.values = v
+
+
+def _config_lines(w: Writer, group: Group, taken: set[str]) -> dict[int, dict[int, str]]:
+    """A class taking the config (``configdata``): child k -> its parameter index -> the
+    expression passed (``config``, ``config.hidden_size``, ``self.all_head_size``) where
+    every instance's is the same; ``group.config_lines`` defines the attributes read."""
+    build = w.build
+    assert build is not None
+    members = group.members
+    named = [attribute_names(build, m.module, taken, w.names.attr) for m in members]
+    out: dict[int, dict[int, str]] = {}
+    for k, (_, child, _) in enumerate(members[0].children):
+        cg = child.group
+        assert cg is not None
+        for j, p in enumerate(cg.params):
+            if cg.config and j == 0:
+                out.setdefault(k, {})[j] = "config"
+                continue
+            texts = set()
+            for m, names in zip(members, named, strict=True):
+                value = build.origin_of(m.children[k][1].module, p.name)
+                texts.add(None if value is None else render(value, build, names))
+            if len(texts) == 1 and None not in texts:
+                out.setdefault(k, {})[j] = texts.pop()  # type: ignore[assignment]
+    texts = [t for passed in out.values() for t in passed.values()]
+    group.config_lines = definitions(build, members[0].module, named[0], texts)
+    return out
 
 
 def _class_text(w: Writer, group: Group) -> str:
@@ -413,6 +456,9 @@ def _class_text(w: Writer, group: Group) -> str:
         parts += ["*", *others]
     lines.append(f"    def __init__(self, {', '.join([*parts, '**kwargs'])}):")
     lines.append("        super().__init__(**kwargs)")
+    if group.config and first.is_root:
+        lines.append("        config = as_config(config)")
+    lines += [f"        {line}" for line in group.config_lines]
     lines += [f"        self.{p.name} = {p.name}" for p in group.params if p.name in used]
     lines += [f"        {line}" for line in ctor.splitlines() if line]
     if "dropout(self, " in body:  # its dropout sites' generator (no Keras variable)

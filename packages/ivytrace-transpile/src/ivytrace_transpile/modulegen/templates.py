@@ -88,6 +88,10 @@ class Group:
     """jax, numpy: the function takes ``training`` (it or a function it calls reads it)."""
     rng: bool = False
     """jax: the function takes ``rng`` (it or a function it calls drops out in training)."""
+    config: bool = False
+    """tensorflow: the class takes the model's config (``configdata``)."""
+    config_lines: list[str] = field(default_factory=list)
+    """Its constructor's lines defining the attributes its children's sizes read."""
 
 
 def numbers_of(text: str) -> tuple[str, list[Any], list[str], list[str]]:

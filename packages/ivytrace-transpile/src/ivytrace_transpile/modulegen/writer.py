@@ -25,6 +25,7 @@ from ..structure import (
     is_container,
     under,
 )
+from .configdata import config_build
 from .job import ModuleJob
 from .naming import Names, package_reserved
 from .templates import SELF, Instance
@@ -126,6 +127,8 @@ class Writer:
         self.imports: dict[str, None] = {}
         self.constants: dict[str, Any] = {}
         self.helpers: dict[str, str] = {}
+        self.build = config_build(root) if self.keras else None
+        """keras: how the model was built from its config, where it was (``configdata``)."""
         self.instances: list[Instance] = []
         """keras: every module written, children before parents (``emit.choose_classes``)."""
 
