@@ -164,3 +164,28 @@ def test_literals_where_the_build_cannot_be_read(case, tmp_path):
     source = (tc.save(tmp_path, name=f"{case}_pkg") / "model.py").read_text()
     assert "CONFIG" not in source and "config." not in source
     assert "Linear(4, " in source
+
+
+@pytest.mark.slow
+def test_sizes_handed_to_a_constructor(tmp_path):
+    """ResNet's stages are handed their widths (``ResNetStage(config, in_channels,
+    out_channels)``) without keeping them as attributes: the arguments ``__init__`` was
+    handed give their origins (``config.hidden_sizes[0]``)."""
+    cfg = tr.ResNetConfig(
+        embedding_size=8, hidden_sizes=[8, 16, 24, 32], depths=[1, 2, 1, 1], layer_type="bottleneck"
+    )
+    torch.manual_seed(0)
+    model = tr.ResNetModel(cfg).eval()
+    x = torch.randn(2, 3, 32, 32)
+    tc = it.transpile(model, target="tensorflow", args=(x,), output_dir=False)
+    path = tc.save(tmp_path, name="resnet_config_pkg")
+    encoder = _class((path / "model.py").read_text(), "ResNetEncoder")
+    assert "in_channels=config.hidden_sizes[1]" in encoder, encoder
+    assert "out_channels=config.hidden_sizes[3]" in encoder, encoder
+    pkg = import_package(path)
+    y = torch.randn(1, 3, 40, 40)
+    with torch.no_grad():
+        want = model(y).last_hidden_state.numpy()
+    got = pkg.ResNetModel()(y.numpy())
+    got = got["last_hidden_state"] if isinstance(got, dict) else got.last_hidden_state
+    np.testing.assert_allclose(np.asarray(got), want, atol=1e-4)

@@ -141,17 +141,24 @@ class ConfigBuild:
     """The modules (of the model) whose ``__init__`` was handed the config itself."""
     attrs: dict[Any, dict[str, Any]] = field(default_factory=dict)
     """Module -> its attributes as the copy holds them (numbers with their origins)."""
+    args: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    """Module -> the arguments its ``__init__`` was handed (by parameter name)."""
     read: set[str] = field(default_factory=set)
     """The config fields a written expression reads (filled as they are written)."""
 
     def takes(self, module: Any) -> bool:
         return module in self.takes_config
 
-    def origin_of(self, module: Any, name: str) -> Any:
-        """Attribute ``name`` of ``module`` as the copy holds it (an :class:`Origin`, a
-        tuple of them...), or None where no number of it came from the config."""
-        value = self.attrs.get(module, {}).get(name)
-        return value if _has_origin(value) else None
+    def origin_of(self, module: Any, name: str, value: Any) -> Any:
+        """``value`` of ``module``'s constructor parameter ``name`` as the copy holds it:
+        its attribute of that name, else the argument its ``__init__`` was handed under
+        that name (an :class:`Origin`, a tuple of them...); None where that is not
+        ``value`` or no number of it came from the config."""
+        for source in (self.attrs, self.args):
+            held = source.get(module, {}).get(name)
+            if _has_origin(held) and _plain(held) == value:
+                return held
+        return None
 
     def data(self) -> dict[str, Any]:
         """The config fields the written code reads, with the model's values."""
@@ -160,6 +167,14 @@ class ConfigBuild:
             value = getattr(self.config, name)
             out[name] = list(value) if isinstance(value, tuple) else value
         return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, Origin):
+        return int(value)
+    return float(value) if isinstance(value, OriginFloat) else value
 
 
 def _has_origin(value: Any) -> bool:
@@ -242,7 +257,10 @@ def config_build(model: Any) -> ConfigBuild | None:
     out = ConfigBuild(config)
     for me, args in handed:
         real = by_shadow.get(id(me))
-        if real is not None and any(v is built_with or v is rec for v in args.values()):
+        if real is None:
+            continue
+        out.args[real] = args
+        if any(v is built_with or v is rec for v in args.values()):
             out.takes_config.add(real)
     for (_, s), (_, real) in pairs:
         out.attrs[real] = {k: v for k, v in vars(s).items() if not k.startswith("_")}

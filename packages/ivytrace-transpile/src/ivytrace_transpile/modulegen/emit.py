@@ -406,7 +406,8 @@ def _config_lines(w: Writer, group: Group, taken: set[str]) -> dict[int, dict[in
                 continue
             texts = set()
             for m, names in zip(members, named, strict=True):
-                value = build.origin_of(m.children[k][1].module, p.name)
+                child = m.children[k][1]
+                value = build.origin_of(child.module, p.name, child.values[j])
                 texts.add(None if value is None else render(value, build, names))
             if len(texts) == 1 and None not in texts:
                 out.setdefault(k, {})[j] = texts.pop()  # type: ignore[assignment]
