@@ -255,3 +255,44 @@ def test_a_number_handed_to_a_forward_is_named_by_its_parameter(tmp_path, target
         x = torch.randn(batch, 8)
         out = tc(to_target(x, it.get_target(target)))
         np.testing.assert_allclose(np.asarray(out), net(x).detach().numpy(), atol=1e-5)
+
+
+class Sizes(torch.nn.Module):
+    """Sizes read as one tuple and named by the lines that take it apart; a slice of the
+    tuple is not the call's items."""
+
+    def forward(self, x, y):
+        input_shape = x.size()
+        batch_size = input_shape[0]
+        seq_length = input_shape[-1]
+        flat = x.reshape(batch_size * seq_length, -1)
+        lead = y.shape[:-1]
+        first, second = lead
+        return flat * seq_length, y.reshape(first * second, -1)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_items_of_a_size_tuple_are_named_by_the_lines_that_take_it_apart(tmp_path, target):
+    net = Sizes().eval()
+    x, y = torch.randn(2, 3), torch.randn(2, 5, 3)
+    tc, text = _written(net, target, tmp_path, x, y)
+    assert re.search(r"^\s*batch_size, seq_length = ", text, flags=re.M), text
+    # y.shape[:-1]: the slice's items are not the shape read's (first is no name of it)
+    assert not re.search(r"^\s*first, second\b", text, flags=re.M), text
+    for new in ((torch.randn(4, 7), torch.randn(3, 2, 5)),):
+        got = tc(*(to_target(t, it.get_target(target)) for t in new))
+        want = net(*new)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(np.asarray(g), w.numpy(), atol=1e-5)
+
+
+def test_item_names_that_disagree_are_left_out():
+    src = (  # a, b = s names items 0 and 1; s[0] and s[1] name them again, otherwise
+        "def f(x):\n    s = x.size()\n    a, b = s\n    c = s[0]\n    d = s[1]\n    return a\n"
+    )
+    import ast
+
+    from ivytrace_compile._sourcenames import _item_names
+
+    names = _item_names(ast.parse(src).body[0].body)
+    assert names == {"s": {0: None, 1: None}}

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import ast
 import linecache
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ivytrace_ir import Graph, SourceLoc
+from ivytrace_ir import Graph, Node, SourceLoc
 
 __all__ = ["SourceReader", "name_hints"]
 
@@ -42,6 +42,11 @@ class _Stmt:
     single: bool
     """The assignment's target is one name (not a tuple of names) and its value may be one
     array (not a list, tuple or dict of them)."""
+    items: tuple[tuple[int, str], ...] = ()
+    """Where the value is a call's or attribute's result (``input_shape = x.size()``): the
+    names its function gives the items of that name (``batch_size, seq_length =
+    input_shape``; ``seq_length = input_shape[1]``), as (index, name); a negative index
+    counts from the end. Items two statements name differently are left out."""
 
 
 _CONTAINERS = (
@@ -156,6 +161,7 @@ class SourceReader:
         index: _Index = {}
         shift = max(start - 1, 0)
         _visit(tree, file, shift, (shift + 1, shift + len(block)), index)
+        _name_items(tree, shift, index)
         return index
 
 
@@ -200,6 +206,72 @@ def _visit(node: ast.AST, file: str, shift: int, scope: tuple[int, int], index: 
                 _visit(child, file, shift, scope, index)
         elif isinstance(child, (ast.excepthandler, ast.match_case)):
             _visit(child, file, shift, scope, index)
+
+
+def _item_names(body: list[ast.stmt]) -> dict[str, dict[int, str | None]]:
+    """Name -> index -> the name a statement of ``body`` (not of a nested ``def``) gives
+    that item of it (``a, b = name``; ``a = name[k]``); None where two disagree."""
+    out: dict[str, dict[int, str | None]] = {}
+
+    def note(var: str, k: int, name: str) -> None:
+        have = out.setdefault(var, {})
+        have[k] = name if have.get(k, name) == name else None
+
+    todo = list(body)
+    while todo:
+        st = todo.pop()
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(st, ast.Assign) and len(st.targets) == 1:
+            target, value = st.targets[0], st.value
+            if isinstance(value, ast.Name) and isinstance(target, (ast.Tuple, ast.List)):
+                for k, elt in enumerate(target.elts):
+                    if isinstance(elt, ast.Starred):
+                        break
+                    if isinstance(elt, ast.Name) and elt.id != "_":
+                        note(value.id, k, elt.id)
+            elif (
+                isinstance(target, ast.Name)
+                and isinstance(value, ast.Subscript)
+                and isinstance(value.value, ast.Name)
+            ):
+                index = value.slice
+                if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+                    k = index.operand.value if isinstance(index.operand, ast.Constant) else None
+                    k = -k if type(k) is int else None
+                else:
+                    k = index.value if isinstance(index, ast.Constant) else None
+                if type(k) is int:
+                    note(value.value.id, k, target.id)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            todo += [c for c in getattr(st, field, ()) if isinstance(c, ast.AST)]
+    return out
+
+
+def _name_items(tree: ast.Module, shift: int, index: _Index) -> None:
+    """Give each single-name assignment of a call's or attribute's result the names its
+    function gives that name's items (:attr:`_Stmt.items`)."""
+    defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for fn in defs:
+        names = _item_names(fn.body)
+        if not names:
+            continue
+        lines = range(fn.lineno + shift, (fn.end_lineno or fn.lineno) + shift + 1)
+        for st in ast.walk(fn):
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1):
+                continue
+            target = st.targets[0]
+            if not isinstance(target, ast.Name) or target.id not in names:
+                continue
+            if not isinstance(st.value, (ast.Call, ast.Attribute)):
+                continue  # x.shape[:-1]: its items are not the call's
+            found = index.get(st.lineno + shift)
+            if found is None or not found.single or found.scope[0] not in lines:
+                continue
+            items = tuple((k, n) for k, n in sorted(names[target.id].items()) if n)
+            index_lines = [ln for ln, s in index.items() if s is found]
+            for ln in index_lines:
+                index[ln] = replace(found, items=items)
 
 
 def name_hints(graph: Graph, reader: SourceReader | None = None) -> dict[int, str]:
@@ -259,10 +331,17 @@ def _name_execution(
     if st.single:
         if last.out_tree.kind == "leaf":
             _hint(hints, last.outputs[0].id, st.targets[0])
+        elif st.items and _flat_sequence(last):  # input_shape = x.size(); b, s = input_shape
+            count = len(last.outputs)
+            named: dict[int, str | None] = {}
+            for k, name in st.items:  # s[-1] and s[1] of two items are one item
+                if -count <= k < count:
+                    i = k % count
+                    named[i] = name if named.get(i, name) == name else None
+            for i, name in named.items():
+                _hint(hints, last.outputs[i].id, name)
         return
-    if last.out_tree.kind in ("tuple", "list", "namedtuple") and all(
-        c.kind == "leaf" for c in last.out_tree.children
-    ):
+    if _flat_sequence(last):
         if len(last.outputs) == n:  # ``a, b = x.chunk(2)``: one call's results
             for v, name in zip(last.outputs, st.targets):
                 _hint(hints, v.id, name)
@@ -271,6 +350,14 @@ def _name_execution(
     if len(tail) == n and all(t.out_tree.kind == "leaf" for t in tail):
         for t, name in zip(tail, st.targets):
             _hint(hints, t.outputs[0].id, name)
+
+
+def _flat_sequence(node: Node) -> bool:
+    """Whether ``node`` returns a tuple or list of arrays or numbers (no nesting)."""
+    tree = node.out_tree
+    return tree.kind in ("tuple", "list", "namedtuple") and all(
+        c.kind == "leaf" for c in tree.children
+    )
 
 
 def _hint(hints: dict[int, str], vid: int, name: str | None) -> None:
