@@ -8,12 +8,14 @@ those modules and ``api.py`` do not import each other.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import os
 import sys
 import types
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +83,29 @@ def _to_source(x: Any, source: str, dtype: str | None = None) -> Any:
     return from_numpy(arr, spec.__class__(source, spec.dtype, spec.shape))
 
 
+@contextlib.contextmanager
+def _collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a translation runs, back on after (also
+    when it raises); as it was where it was off already, or in a nested translation.
+
+    A translation allocates some 10^5 objects that outlive a young collection (the traces'
+    graphs, specs and values, jax's jaxprs), enough to start a full collection of the
+    whole process: every object torch, transformers and jax hold (500,000 with jax loaded,
+    0.3 s on this machine, about a tenth of ResNet-50's conversion to jax). Paused, those
+    that the translation frees by reference counting are never traversed, and what it
+    leaves (its result, any cyclic garbage) is collected young, on the next allocations
+    after it (measured: 0.03 s). Its own cycles are few by design (no reference cycle keeps
+    a trace alive), so memory does not grow for want of collections meanwhile."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 class TranslatedCallable:
     """A torch callable translated to ``target``: call it with target arrays.
 
@@ -130,10 +155,11 @@ class TranslatedCallable:
             (tuple(args), dict(kwargs)),
             lambda x: _to_source(x, self.source_framework, wanted.get(id(x))),
         )
-        with _no_grad(self.source_framework):
-            tr = self._trace_and_translate(src_args, src_kwargs)
-        tr = dataclasses.replace(tr, params=self._weights.adopt(self.__name__, tr.params))
-        entry = (tr, self._compile(tr))
+        with _collection_paused():
+            with _no_grad(self.source_framework):
+                tr = self._trace_and_translate(src_args, src_kwargs)
+            tr = dataclasses.replace(tr, params=self._weights.adopt(self.__name__, tr.params))
+            entry = (tr, self._compile(tr))
         self._entries.setdefault(_signature(args, kwargs, self.target), []).append(entry)
         self._last = entry
         self._made.append((describe_inputs(args, kwargs), tr))
