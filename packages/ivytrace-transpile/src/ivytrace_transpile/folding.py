@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -256,23 +257,28 @@ def _rearranged(
 
 
 def _dense_copy(a: np.ndarray) -> np.ndarray:
-    """``a`` laid out densely (itself where it is), in memory torch allocates where torch is
-    loaded and holds the dtype (numpy copies the elements either way). numpy asks for huge
-    pages for a large array, whose first touch costs more here than the copy: BERT-base's
-    73 transposed linear weights (342 MB), one thread, fresh process, process CPU s: numpy's
-    own array 0.76-1.14, torch's memory 0.42-0.53. (``torch.from_numpy(a)`` of a jax
-    weight's read-only view would warn, once per process, on the user's behalf: not used.)"""
+    """``a`` laid out densely (itself where it is), copied by torch into memory torch
+    allocates where torch is loaded and holds the dtype, else by numpy (the same elements
+    either way). numpy asks for huge pages for a large array, whose first touch costs more
+    here than the copy, and its strided copy of a transposed matrix reads across rows;
+    torch's transposing copy is blocked: BERT-base's 73 transposed linear weights (342 MB),
+    one thread, in process: numpy's copy into torch's memory 0.42 s, torch's 0.18 s.
+    ``torch.from_numpy`` of a jax weight's read-only view would warn (once per process,
+    on the user's behalf) that it is not writable: nothing writes through it here, and
+    that warning is silenced for this one call."""
     if a.flags.c_contiguous:
         return a
     torch = sys.modules.get("torch")
     if torch is not None and a.dtype.kind in "fiub" and a.dtype.isnative and a.size:
         try:
-            kind = torch.from_numpy(np.empty(0, a.dtype)).dtype
-        except TypeError:  # a dtype torch does not hold (ml_dtypes' bfloat16)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "The given NumPy array is not writable")
+                view = torch.from_numpy(a)
+        except (TypeError, ValueError, RuntimeError):  # a dtype or strides torch refuses
             return np.ascontiguousarray(a)
-        out = torch.empty(a.shape, dtype=kind).numpy()
-        np.copyto(out, a)
-        return out  # type: ignore[no-any-return]
+        out = torch.empty(a.shape, dtype=view.dtype)
+        out.copy_(view)
+        return out.numpy()  # type: ignore[no-any-return]
     return np.ascontiguousarray(a)
 
 
