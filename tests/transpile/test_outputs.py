@@ -777,7 +777,8 @@ def test_the_jax_bert_package_runs_sharded_over_eight_devices(tmp_path):
     np.savez(
         tmp_path / f"{pkg.name}.in.npz", **{k: v.numpy().astype(np.int32) for k, v in x.items()}
     )
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=8"
+    env = dict(os.environ, XLA_FLAGS=flags.strip())
     proc = subprocess.run(
         [sys.executable, "-c", _SHARDED_CHILD, str(tmp_path), pkg.name],
         capture_output=True,
