@@ -31,18 +31,20 @@ def prune(graph: Graph) -> PassOutcome:
     Unused random draws go, and so do guards between two equal literals (after array
     caching or freezing, some are decided). Constants are renumbered.
     """
-    sets = alias_sets(graph)
-    persistent = persistent_values(graph)
     producer = graph.producers()
+    mutated = [mutated_args(node) for node in graph.nodes]
+    # Memory shared and changed in place matters only where something changes in place:
+    # without, the alias sets and the persistent values are not computed (the same answer)
+    sets = alias_sets(graph) if any(mutated) else None
+    persistent = persistent_values(graph) if sets is not None else set()
     mutators: dict[object, list[int]] = {}
     roots: list[int] = []
     for i, node in enumerate(graph.nodes):
-        mutated = mutated_args(node)
-        for m in mutated:
-            mutators.setdefault(sets.find(key(m)), []).append(i)
+        for m in mutated[i]:
+            mutators.setdefault(sets.find(key(m)), []).append(i)  # type: ignore[union-attr]
         if _decided_guard(node):
             continue  # a guard between two literals that holds can never fail
-        if is_effect(node) or any(key(m) in persistent for m in mutated):
+        if is_effect(node) or any(key(m) in persistent for m in mutated[i]):
             roots.append(i)
 
     live: set[int] = set()
@@ -50,10 +52,11 @@ def prune(graph: Graph) -> PassOutcome:
     work = list(roots)
 
     def need(ref: Value | Const) -> None:
-        k = key(ref)
         if isinstance(ref, Value) and ref.id in producer:
             work.append(producer[ref.id])
-        s = sets.find(k)
+        if sets is None:
+            return
+        s = sets.find(key(ref))
         if s not in seen_sets:  # whoever changes this memory in place is needed too
             seen_sets.add(s)
             work.extend(mutators.get(s, ()))
