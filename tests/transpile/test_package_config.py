@@ -74,7 +74,12 @@ def test_classes_take_the_config(bert_package):
     assert all(line in attention for line in defined), attention
     assert "Linear(config.hidden_size, self.all_head_size, name='query')" in attention
     assert "Linear(config.intermediate_size, config.hidden_size" in _class(source, "BertOutput")
-    assert "Embedding(config.vocab_size, config.hidden_size" in _class(source, "BertEmbeddings")
+    embeddings = _class(source, "BertEmbeddings")
+    assert "Embedding(config.vocab_size, config.hidden_size" in embeddings
+    # buffers made from config sizes: arange(...).expand((1, -1)), zeros(that.size())
+    for buffer in ("position_ids", "token_type_ids"):
+        want = f"self.{buffer} = self.add_weight((1, config.max_position_embeddings), "
+        assert want in embeddings, embeddings
     # the data: the fields read, with the model's values
     pkg = import_package(path)
     mod = sys.modules.get("bert_config_pkg.model") or pkg.model
@@ -117,6 +122,9 @@ def test_another_config_builds_other_layers(bert_package):
     assert layer.attention.self.attention_head_size == 12
     assert tuple(layer.attention.self.query.weight.shape) == (60, 60)
     assert tuple(net.embeddings.word_embeddings.weight.shape)[1] == 60
+    other["max_position_embeddings"] = 80
+    net = pkg.BertModel(config=other, weights=False)
+    assert tuple(net.embeddings.position_ids.shape) == (1, 80)
     # a transformers config object is read by its fields
     cfg = tr.BertConfig(**{**other, "num_hidden_layers": 2})
     net = pkg.BertModel(config=cfg, weights=False)
@@ -189,3 +197,23 @@ def test_sizes_handed_to_a_constructor(tmp_path):
     got = pkg.ResNetModel()(y.numpy())
     got = got["last_hidden_state"] if isinstance(got, dict) else got.last_hidden_state
     np.testing.assert_allclose(np.asarray(got), want, atol=1e-4)
+
+
+def test_expressions_are_written_as_python_reads_them():
+    """Origins written back as text evaluate to the number they stand for (operator
+    precedence, a minus sign, int() of a quotient, an item of a list field)."""
+    from ivytrace_transpile.modulegen.configdata import ConfigBuild, Origin, render
+
+    a, b = Origin(8, ("config", "a")), Origin(3, ("config", "b"))
+    c = Origin(5, ("item", ("config", "c"), 1))
+    build = ConfigBuild(None)
+    cases = [a - (b - 1), a - b - 1, a * (b + 1), a // b * b, a * (a // b), -(a + b),
+             a + b * 2, (a + b) * 2, (a // b) * (a // b) + 1, a % b - c, 2 * (a - c)]  # fmt: skip
+    for value in cases:
+        text = render(value, build, {})
+        got = eval(text, {"config": type("C", (), {"a": 8, "b": 3, "c": [0, 5]})})
+        assert got == int(value), (text, int(value))
+    assert render(a * (a // b), build, {("bin", "//", a.origin, b.origin): "self.q"}) == (
+        "config.a * self.q"
+    )
+    assert build.read == {"a", "b", "c"}

@@ -141,6 +141,8 @@ class ConfigBuild:
     """The modules (of the model) whose ``__init__`` was handed the config itself."""
     attrs: dict[Any, dict[str, Any]] = field(default_factory=dict)
     """Module -> its attributes as the copy holds them (numbers with their origins)."""
+    weights: dict[Any, dict[str, tuple[Any, ...]]] = field(default_factory=dict)
+    """Module -> its weights' sizes where some came from the config (``shapeorigins``)."""
     args: dict[Any, dict[str, Any]] = field(default_factory=dict)
     """Module -> the arguments its ``__init__`` was handed (by parameter name)."""
     read: set[str] = field(default_factory=set)
@@ -225,6 +227,8 @@ def config_build(model: Any) -> ConfigBuild | None:
 
     import torch
 
+    from .shapeorigins import ShapeOrigins
+
     config = getattr(model, "config", None)
     try:
         params = list(inspect.signature(type(model).__init__).parameters)
@@ -238,8 +242,19 @@ def config_build(model: Any) -> ConfigBuild | None:
     handed: list[tuple[Any, dict[str, Any]]] = []
     seen: set[int] = set()
 
+    shapes = ShapeOrigins(lambda n: isinstance(n, Origin))
+
     def hook(frame: Any, event: str, arg: Any) -> None:
-        if event != "call" or frame.f_code.co_name != "__init__":
+        if event != "call":
+            return
+        name = frame.f_code.co_name
+        if name in ("register_parameter", "register_buffer"):
+            got = frame.f_locals
+            me = got.get("self")
+            if isinstance(me, torch.nn.Module) and isinstance(got.get("name"), str):
+                shapes.registered(me, got["name"], got.get("param", got.get("tensor")))
+            return
+        if name != "__init__":
             return
         me = frame.f_locals.get("self")
         if isinstance(me, torch.nn.Module) and id(me) not in seen:
@@ -248,7 +263,7 @@ def config_build(model: Any) -> ConfigBuild | None:
             n = code.co_argcount + code.co_kwonlyargcount
             handed.append((me, {k: frame.f_locals.get(k) for k in code.co_varnames[1:n]}))
 
-    shadow = _build_again(model, rec, hook)
+    shadow = _build_again(model, rec, hook, shapes)
     if shadow is None or not _same_build(model, shadow):
         return None
     pairs = list(zip(shadow.named_modules(), model.named_modules(), strict=True))
@@ -264,13 +279,18 @@ def config_build(model: Any) -> ConfigBuild | None:
             out.takes_config.add(real)
     for (_, s), (_, real) in pairs:
         out.attrs[real] = {k: v for k, v in vars(s).items() if not k.startswith("_")}
+        names = [*s._parameters, *s._buffers]
+        found = {n: shapes.weights[id(s), n] for n in names if (id(s), n) in shapes.weights}
+        if found:
+            out.weights[real] = found
     if model not in out.takes_config:
         return None
     return out
 
 
-def _build_again(model: Any, rec: Any, hook: Any) -> Any:
-    """``type(model)(rec)`` on the meta device, with ``hook`` profiling it and ``int`` of
+def _build_again(model: Any, rec: Any, hook: Any, shapes: Any) -> Any:
+    """``type(model)(rec)`` on the meta device under ``shapes`` (``shapeorigins``), with
+    ``hook`` profiling it and ``int`` of
     the model's own modules (not torch's) keeping origins; None where it raises. Torch's
     generator, the warnings filters, the profile hook and the modules' globals are as
     they were afterwards."""
@@ -288,7 +308,7 @@ def _build_again(model: Any, rec: Any, hook: Any) -> Any:
             mod.int = _OriginInt  # type: ignore[attr-defined]
         with warnings.catch_warnings(), torch.random.fork_rng(devices=[]):
             warnings.simplefilter("ignore")
-            with torch.device("meta"):
+            with torch.device("meta"), shapes:
                 sys.setprofile(hook)
                 try:
                     return type(model)(rec)
@@ -299,9 +319,6 @@ def _build_again(model: Any, rec: Any, hook: Any) -> Any:
     finally:
         for mod in shadowed:
             del mod.int  # type: ignore[attr-defined]
-
-
-_ATOM = ("config", "item", "lit", "int")
 
 
 def render(
@@ -321,6 +338,9 @@ def render(
     return _text(value.origin, build, named, skip)
 
 
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "//": 2, "%": 2}
+
+
 def _text(e: Expr, build: ConfigBuild, named: dict[Expr, str], skip: Expr | None) -> str:
     if e != skip and e in named:
         return named[e]
@@ -335,14 +355,23 @@ def _text(e: Expr, build: ConfigBuild, named: dict[Expr, str], skip: Expr | None
     if kind == "int":
         return f"int({_text(e[1], build, named, skip)})"
     if kind == "neg":
-        return f"-{_operand(e[1], build, named, skip)}"
+        return f"-{_operand(e[1], None, False, build, named, skip)}"
     _, op, a, b = e
-    return f"{_operand(a, build, named, skip)} {op} {_operand(b, build, named, skip)}"
+    left = _operand(a, op, False, build, named, skip)
+    return f"{left} {op} {_operand(b, op, True, build, named, skip)}"
 
 
-def _operand(e: Expr, build: ConfigBuild, named: dict[Expr, str], skip: Expr | None) -> str:
+def _operand(
+    e: Expr, op: str | None, right: bool, build: ConfigBuild, named: dict[Expr, str], skip: Any
+) -> str:
+    """``e`` as an operand of ``op`` (None: of a minus sign), in parentheses where Python
+    would read it otherwise or two operators of one precedence meet (``(a // b) * c``)."""
     text = _text(e, build, named, skip)
-    return text if e[0] in _ATOM or (e != skip and e in named) else f"({text})"
+    if e[0] != "bin" or (e != skip and e in named):
+        return text
+    mine, theirs = _PRECEDENCE[e[1]], _PRECEDENCE.get(op or "", 3)
+    bare = mine > theirs or (mine == theirs and not right and e[1] == op)
+    return text if bare else f"({text})"
 
 
 # -- writing ----------------------------------------------------------------------------
@@ -365,35 +394,30 @@ def config_data(build: ConfigBuild) -> str:
     return f"CONFIG = {{  # the config the model was translated at\n{items}}}\n"
 
 
-def configured(build: ConfigBuild, groups: list[Any]) -> set[int]:
-    """The ``id`` of each group (``templates.Group``) written as taking the config: all
-    its members' modules were handed it, and so were their parents' (the caller has the
-    config to hand on). The root's group first."""
-    by_path = {m.path: m for g in groups for m in g.members}
-    parent: dict[int, Any] = {}
-    for m in by_path.values():  # the nearest enclosing module written (lists skipped)
+def configured(build: ConfigBuild, instances: list[Any]) -> set[int]:
+    """The ``id`` of each instance (``templates.Instance``) written as taking the config:
+    its module was handed it, and so was the nearest enclosing module written (the caller
+    has the config to hand on), up to the root."""
+    by_path = {m.path: m for m in instances}
+    out: set[int] = set()
+    for m in sorted(instances, key=lambda m: m.path.count(".") + bool(m.path)):
+        if not build.takes(m.module):
+            continue
         up = m.path
         while up:
             up = up.rpartition(".")[0]
             if up in by_path:
-                parent[id(m)] = by_path[up]
                 break
-    out: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for g in groups:
-            if id(g) in out:
-                continue
-            ok = all(
-                build.takes(m.module)
-                and (m.is_root or (id(m) in parent and id(parent[id(m)].group) in out))
-                for m in g.members
-            )
-            if ok:
-                out.add(id(g))
-                changed = True
+        if m.is_root or (up in by_path and id(by_path[up]) in out):
+            out.add(id(m))
     return out
+
+
+def weight_text(build: ConfigBuild, module: Any, name: str) -> list[str] | None:
+    """The sizes of ``module``'s weight ``name`` as written in a class taking the config
+    (``(1, 1, config.hidden_size)``), or None where none came from it."""
+    dims = build.weights.get(module, {}).get(name)
+    return None if dims is None else [render(d, build, {}) for d in dims]
 
 
 def attribute_names(build: ConfigBuild, module: Any, taken: set[str], attr: Any) -> dict:

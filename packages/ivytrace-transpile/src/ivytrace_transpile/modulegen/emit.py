@@ -13,7 +13,15 @@ from ivytrace_compile import sanitize
 
 from ..rules.torch.nn.activations import DROPOUT_KINDS as _DROPOUT_KINDS
 from ..structure import is_container
-from .configdata import CONFIG_HELPER, attribute_names, config_data, configured, definitions, render
+from .configdata import (
+    CONFIG_HELPER,
+    attribute_names,
+    config_data,
+    configured,
+    definitions,
+    render,
+    weight_text,
+)
 from .conventions import (
     BN_TRAIN,
     CHECK,
@@ -68,6 +76,12 @@ def choose_classes(w: Writer) -> str:
             names = set(re.findall(r"\b[A-Za-z_]\w*\b", code))
             for _, child, _ in inst.children:
                 callers.setdefault(child.path, set()).update(names)
+    takes: set[int] = set()
+    if w.build is not None:
+        build = w.build
+        takes = configured(build, w.instances)
+        given = {inst.module for inst in w.instances if id(inst) in takes}
+        w.weights.origin_dims = lambda m, n: weight_text(build, m, n) if m in given else None
     for inst in w.instances:
         if w.keras:
             _template(w, inst, inst_of)
@@ -84,9 +98,8 @@ def choose_classes(w: Writer) -> str:
         group.members.append(inst)
         inst.group = group
     if w.build is not None:  # classes that take the model's config (configdata)
-        takes = configured(w.build, order)
         for group in order:
-            group.config = id(group) in takes
+            group.config = all(id(m) in takes for m in group.members)
     for group in order:  # the class is written from its member with the most comments
         group.members.sort(key=lambda m: -_comments(m.text))
         _parameters(w, group)

@@ -5,6 +5,7 @@ written with (``nn.Linear(in_features, out_features)`` makes a weight of shape
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,9 @@ class WeightShapes:
         """Module -> its attribute path from the root."""
         self.names = names
         self.dim_memo: dict[tuple[Any, ...], list[str]] = {}
+        self.origin_dims: Callable[[Any, str], list[str] | None] | None = None
+        """(module, weight name) -> its sizes as written from where they came from (a
+        class taking the model's config: ``config.hidden_size``), or None."""
 
     def own_weights(self, module: Any, path: str) -> list[tuple[str, np.ndarray, bool]]:
         out = []
@@ -123,11 +127,12 @@ class WeightShapes:
         shape = _torch_shape(module, name)
         if shape is None:
             return literal
+        origin = self.origin_dims(module, name) if self.origin_dims is not None else None
         dims: list[str] = []
         for i, d in enumerate(shape):
             choices = self.dim_choices(module, name, len(shape), i)
             fresh = [c for c in choices if c not in dims]
-            dims.append((fresh or choices or [repr(d)])[0])
+            dims.append((fresh or choices or [origin[i] if origin else repr(d)])[0])
         kind, how = self.job.layouts.get(key, ("same", None))
         if kind == "same" and tuple(shape) == tuple(arr.shape):
             return dims
