@@ -83,7 +83,7 @@ def one(case: Any, sweep: Any, ops: Any, where: Path) -> dict[str, Any]:
     try:
         with ops._deadline(sweep.CASE_SECONDS):
             model = sweep.build(case, lambda m: ran.update(sweep._reference(m, head)))
-    except Exception as exc:  # noqa: BLE001 - not built: not judged
+    except Exception as exc:  # not built: not judged
         rec["verdict"] = f"not built: {type(exc).__name__}"
         return rec
     inputs, refs = ran["inputs"], ran["refs"]
@@ -93,7 +93,7 @@ def one(case: Any, sweep: Any, ops: Any, where: Path) -> dict[str, Any]:
             tc = ivy.transpile(
                 model, target="tensorflow", kwargs=copy.deepcopy(inputs[0]), retrace=False
             )
-    except Exception as exc:  # noqa: BLE001 - the translation's verdict, not the package's
+    except Exception as exc:  # the translation's verdict, not the package's
         rec["verdict"] = f"refused: {type(exc).__name__}: {str(exc)[:120]}"
         return rec
     name = re.sub(r"\W", "_", case.name).lower() + "_pkg"
@@ -102,13 +102,11 @@ def one(case: Any, sweep: Any, ops: Any, where: Path) -> dict[str, Any]:
             path = tc.save(where, name=name)
             source = (path / "model.py").read_text()
             rec["config"] = "CONFIG = {" in source
-            rec["classes_taking_config"] = len(
-                re.findall(r"def __init__\(self, config\b", source)
-            )
+            rec["classes_taking_config"] = len(re.findall(r"def __init__\(self, config\b", source))
             pkg = _import_package(path)
             root = getattr(pkg, re.search(r"^class (\w+)\(keras.Model\)", source, re.M)[1])
             net = root()
-    except Exception as exc:  # noqa: BLE001 - reported per architecture
+    except Exception as exc:  # reported per architecture
         rec["verdict"] = f"crash: writing or building: {type(exc).__name__}: {str(exc)[:160]}"
         return rec
     rec["seconds"] = round(time.perf_counter() - t, 1)
@@ -117,7 +115,7 @@ def one(case: Any, sweep: Any, ops: Any, where: Path) -> dict[str, Any]:
         try:
             with ops._deadline(sweep.CASE_SECONDS):
                 got = _plain(net(**_numpy(x)))
-        except Exception as exc:  # noqa: BLE001 - reported per architecture
+        except Exception as exc:  # reported per architecture
             rec["verdict"] = f"crash: {at}: {type(exc).__name__}: {str(exc)[:160]}"
             return rec
         why = ops.compare(ref, got)
