@@ -45,6 +45,8 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
+import numpy as np
+
 from ivytrace_ir import Symbol, Value, iter_arg_leaves
 from ivytrace_ir.opfacts import draw_kind
 
@@ -126,8 +128,11 @@ class JaxInterceptor(PatchingInterceptor):
 
         self._jnp = jnp
         self._tracer = jax.core.Tracer
+        # The class of a concrete array, made by a transfer: ``jnp.zeros(())`` compiled a
+        # program for it, the first jax compile of the process (0.43 s cold here, paid by
+        # every first trace with jax imported: a torch -> tensorflow conversion's too)
         with jax.ensure_compile_time_eval():  # concrete even when made under jax.jit tracing
-            self._array_type = type(jnp.zeros(()))
+            self._array_type = type(jax.device_put(np.zeros((), np.float32)))
         self._staged: tuple[type, ...] = ()
         if _RECORD_TRACERS.get():
             from jax.interpreters.partial_eval import DynamicJaxprTracer
