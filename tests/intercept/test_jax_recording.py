@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -87,6 +88,32 @@ def test_unrecorded_arrays_made_during_the_trace_are_reported():
         g = trace(fn, (jnp.ones(3),)).graph
     assert any(isinstance(a, Const) for n in g.nodes for a in n.args)
     assert_untouched()
+
+
+def test_an_output_made_by_an_unrecorded_call_is_reported():
+    """An array the function returns as it is, made by a call not recorded (``.at[]``, a
+    ``lax`` call handed a function), is reported as an output: the graph would answer
+    every input with the traced one."""
+
+    def fn(x):
+        pooled = jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (2,), (2,), "VALID")
+        return jnp.sin(x), pooled, x.at[0].set(5.0)
+
+    with pytest.warns(UnrecordedArrayWarning, match="is an output of the traced function") as w:
+        trace(fn, (jnp.arange(4.0),))
+    assert len([m for m in w if issubclass(m.category, UnrecordedArrayWarning)]) == 2
+    assert_untouched()
+
+
+def test_outputs_made_by_recorded_calls_or_captured_are_not_reported():
+    outside = jnp.ones(3)  # made before the trace: a captured constant, as intended
+
+    def fn(x):
+        return jnp.cos(x), outside, x
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnrecordedArrayWarning)
+        trace(fn, (jnp.ones(3),))
 
 
 # ------------------------------------------------------------------ a pure-jax MLP

@@ -127,6 +127,13 @@ def test_unrecorded_arrays_made_during_the_trace_are_reported(tf):
     assert isinstance(g.nodes[0].args[0], Const)
 
 
+def test_an_output_made_by_an_unrecorded_call_is_reported(tf):
+    hidden = tf.raw_ops.Sin  # not a wrapped namespace: not recorded
+
+    with pytest.warns(UnrecordedArrayWarning, match="is an output of the traced function"):
+        trace(lambda x: (tf.cos(x), hidden(x=x)), (tf.ones(3),))
+
+
 def test_keras_layers_read_their_weights_from_the_model(tf, keras):
     model = keras.Sequential(
         [keras.Input((3,)), keras.layers.Dense(4, activation="relu"), keras.layers.Dense(2)]

@@ -386,8 +386,11 @@ class PatchingInterceptor:
         """Say that an array made by an unrecorded call is about to be baked in."""
         src = self.rec.source()
         where = f" at {src}: {src.code}" if src else ""
+        reached = f"reached a recorded call{where}"
+        if self.rec.finished:  # binding the traced function's outputs
+            reached = "is an output of the traced function"
         warnings.warn(
-            f"a {self.framework} array of shape {tuple(obj.shape)} reached a recorded call{where}, "
+            f"a {self.framework} array of shape {tuple(obj.shape)} {reached}, "
             f"but it was made during the trace by a call ivytrace did not record ({how}); "
             "the graph holds it as a constant, which is wrong if it depends on the inputs",
             UnrecordedArrayWarning,

@@ -323,15 +323,17 @@ def trace(
             raise
         finally:
             rec.finished = True
-
-    out_leaves, out_tree = flatten(
-        output, lambda o: framework_of(o) is not None or is_tracked_scalar(o)
-    )
+        # the outputs are bound while the interceptors still tell the arrays made during
+        # the trace (jax's live arrays at entry) from those captured from outside: an
+        # output made by a call that was not recorded is reported, not baked silently
+        out_leaves, out_tree = flatten(
+            output, lambda o: framework_of(o) is not None or is_tracked_scalar(o)
+        )
+        outputs = []
+        for leaf in out_leaves:
+            v = tracked_value(leaf)
+            outputs.append(v if v is not None else rec.to_ir(leaf))
     _warn_live_outputs(out_tree, name)
-    outputs = []
-    for leaf in out_leaves:
-        v = tracked_value(leaf)
-        outputs.append(v if v is not None else rec.to_ir(leaf))
     plain_leaves = [plain(leaf) for leaf in out_leaves]
     if any(p is not leaf for p, leaf in zip(plain_leaves, out_leaves)):
         output = unflatten(out_tree, plain_leaves)  # numpy recording views handed back plain
