@@ -64,12 +64,12 @@ def _plain(out: Any) -> Any:
     import numpy as np
 
     if isinstance(out, dict):
-        return {k: np.asarray(v) for k, v in out.items() if v is not None}
+        return {k: _plain(v) for k, v in out.items() if v is not None}
     if hasattr(out, "to_tuple"):
-        return tuple(np.asarray(v) for v in out.to_tuple())
+        return tuple(_plain(v) for v in out.to_tuple())
     if isinstance(out, tuple | list):
-        return type(out)(np.asarray(v) for v in out)
-    return np.asarray(out)
+        return type(out)(_plain(v) for v in out)
+    return out if out is None or isinstance(out, int | float) else np.asarray(out)
 
 
 def one(case: Any, sweep: Any, ops: Any, where: Path) -> dict[str, Any]:

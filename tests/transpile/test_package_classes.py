@@ -233,3 +233,32 @@ def test_a_child_named_as_its_class_does_not_shadow_the_function(tmp_path, targe
     for y in (x, torch.randn(5, 3)):
         got = np.asarray(mod.forward(mod.load_params(), y.numpy()))
         np.testing.assert_allclose(got, net(y).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+class _Parametrized(torch.nn.Module):
+    """A weight computed by a parametrization (``weight_norm``, as wav2vec2's positional
+    conv): its module holds a ``ModuleDict`` of ``ParametrizationList`` (a ``ModuleList``
+    subclass holding weights), whose forward takes no input."""
+
+    def __init__(self):
+        super().__init__()
+        conv = torch.nn.Conv1d(4, 6, 3, padding=1)
+        self.conv = torch.nn.utils.parametrizations.weight_norm(conv, name="weight", dim=2)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+
+def test_a_parametrized_weight_reads_its_module_dict_by_key(tmp_path):
+    torch.manual_seed(0)
+    net = _Parametrized().eval()
+    model, text = _write(net, tmp_path, x=torch.randn(2, 4, 9))
+    # a ModuleDict is written as a dict: read by key; a ModuleList subclass written as a
+    # class: its child by attribute; a layer taking no input: its call, not Keras' __call__
+    assert "self.parametrizations['weight'].call()" in text, text
+    assert "self.m_0(" in text, text
+    root = model.__dict__[_classes(text)[-1]]()
+    x = torch.randn(3, 4, 11)
+    with torch.no_grad():
+        want = net(x).numpy()
+    np.testing.assert_allclose(np.asarray(root(x.numpy())), want, atol=1e-5)

@@ -4,8 +4,11 @@ Python attribute each torch attribute is written as (:class:`Names`)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ivytrace_compile import sanitize
+
+from ..structure import is_container
 
 __all__ = ["PACKAGE_GLOBALS", "Names", "package_reserved", "snake_case"]
 
@@ -90,14 +93,21 @@ class Names:
             self.renamed[py] = name
         return py
 
-    def access(self, base: str, rel: str) -> str:
-        """Text reaching attribute path ``rel`` (``"layer.0.fc1"``) from ``base``."""
+    def access(self, base: str, rel: str, module: Any = None) -> str:
+        """Text reaching attribute path ``rel`` (``"layer.0.fc1"``) from ``base``, the
+        written ``module`` (keras: a ``ModuleDict`` is written as a dict, so its entries
+        are read by key: ``self.parametrizations['weight']``)."""
         text = base
         for part in rel.split("."):
-            if self.keras:
-                text += f"[{int(part)}]" if part.isdigit() else f".{self.attr(part)}"
-            else:
+            if not self.keras:
                 text += f"[{part!r}]"
+            elif type(module).__name__ == "ModuleDict":
+                text += f"[{part!r}]"
+            elif part.isdigit() and (module is None or is_container(module)):
+                text += f"[{int(part)}]"  # a list of layers
+            else:  # an attribute (of a class written for a ModuleList subclass: m_0)
+                text += f".{self.attr(part)}"
+            module = getattr(module, "_modules", {}).get(part)
         return text
 
     def fresh_name(self, base: str) -> str:

@@ -112,6 +112,8 @@ class Writer:
         self.param_keys = {graph.inputs[k].id: key for k, key in enumerate(keys)}
         self.n_params = len(keys)
         self.paths = {m: p for p, m in root.named_modules()}
+        self.modules = {p: m for m, p in self.paths.items()}
+        """Path -> module (the inverse of ``paths``)."""
         self.names = Names(self.keras)
         self.sources = SourceReader()
         """The user's files, each read once for the package (locals named by their lines)."""
@@ -203,7 +205,7 @@ class Writer:
         integer buffer (position ids: no parameter, so ``jax.grad`` takes ``params`` whole)."""
         if not self.keras and self.job.arrays[key].dtype.kind in "biu":
             return f"BUFFERS[{key!r}]"
-        return self.names.access(base, self.relative(key, inside))
+        return self.names.access(base, self.relative(key, inside), self.modules.get(inside))
 
     def relative(self, path: str, inside: str) -> str:
         return path[len(inside) + 1 :] if inside else path
@@ -247,7 +249,11 @@ class Writer:
         for i, child in children.items():
             rel = self.relative(child.path, call.path)
             if self.keras:
-                callees[i] = (self.names.access("self", rel), ())
+                text = self.names.access("self", rel, call.module)
+                took = found.get(id(child))
+                if took is not None and not took.inputs:  # Keras calls a layer on inputs
+                    text += ".call"  # (a parametrization computing a weight takes none)
+                callees[i] = (text, ())
             else:
                 lead = (
                     (self.names.access("params", rel),)
