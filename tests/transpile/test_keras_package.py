@@ -26,6 +26,8 @@ pytest.importorskip("torch")
 
 import ivytrace_transpile as it  # noqa: E402
 from ivytrace_transpile.outputs import render_package  # noqa: E402
+from ivytrace_transpile.targets import get_target  # noqa: E402
+from ivytrace_transpile.translate import to_target  # noqa: E402
 
 _RNG = np.random.default_rng(0)
 
@@ -236,32 +238,68 @@ def test_a_keras_package_for_tensorflow_is_refused(tmp_path) -> None:
 
 
 _MODELS = ["MobileNetV2", "ResNet50", "EfficientNetB0", "ConvNeXtTiny"]
+_SIZE = 32  # the smallest input keras.applications accepts for these four
+
+
+@pytest.fixture(
+    scope="module",
+    params=[(name, target) for name in _MODELS for target in ("torch", "jax")],
+    ids=lambda p: f"{p[0]}-{p[1]}",
+)
+def application(request, tmp_path_factory):
+    """A keras.applications model with random weights (``weights=None``, logits), 32x32,
+    translated once at batch 2 (``retrace=False``) with its package written: (model,
+    target, the in-process translation, the folder holding the package). The package test
+    and the in-process one both judge this translation (they made one each before, the
+    same model to the same target, at batch 2)."""
+    name, target = request.param
+    app = getattr(keras.applications, name)
+    model = app(weights=None, input_shape=(_SIZE, _SIZE, 3), classifier_activation=None)
+    x = (_RNG.random((2, _SIZE, _SIZE, 3)) * 255.0).astype(np.float32)
+    out = tmp_path_factory.mktemp(f"{name}_{target}")
+    tc = it.transpile(model, target=target, args=(tf.constant(x),), retrace=False, output_dir=out)
+    return model, target, tc, out
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", ["torch", "jax"])
-@pytest.mark.parametrize("name", _MODELS)
-def test_keras_applications_packages(tmp_path, name: str, target: str) -> None:
-    """keras.applications with random weights (``weights=None``, logits), 32x32, traced at
-    batch 2, run as a package without tensorflow at batch 2 and 5, eagerly and compiled
-    (``torch.compile(backend="aot_eager")``, ``jax.jit``)."""
-    app = getattr(keras.applications, name)
-    model = app(weights=None, input_shape=(32, 32, 3), classifier_activation=None)
-    x = (_RNG.random((2, 32, 32, 3)) * 255.0).astype(np.float32)
-    it.transpile(model, target=target, args=(tf.constant(x),), retrace=False, output_dir=tmp_path)
+def test_keras_applications_packages(application) -> None:
+    """keras.applications, traced at batch 2, run as a package without tensorflow at batch
+    2 and 5, eagerly and compiled (``torch.compile(backend="aot_eager")``, ``jax.jit``)."""
+    model, target, _, out = application
     cases = {}
     for b in (2, 5):
-        xb = (_RNG.random((b, 32, 32, 3)) * 255.0).astype(np.float32)
+        xb = (_RNG.random((b, _SIZE, _SIZE, 3)) * 255.0).astype(np.float32)
         cases[f"b{b}"] = (xb, _outs(model(xb, training=False)))
-    pkg = next(p.name for p in tmp_path.iterdir() if p.name.endswith(f"_{target}"))
-    report = run_package(tmp_path, pkg, target, cases)
+    pkg = next(p.name for p in out.iterdir() if p.name.endswith(f"_{target}"))
+    report = run_package(out, pkg, target, cases)
     # random-weight logits can be tiny (MobileNetV2's are ~1e-10): the error is judged
-    # against them too, as test_keras_source's translations are
+    # against them too, as the in-process translations are
     scale = min(1.0, max(float(np.max(np.abs(y[0]))) for _, y in cases.values()))
     assert max(report["errors"].values()) < 1e-4 * scale, report["errors"]
     assert max(report["compiled"].values()) < 1e-4 * scale, report["compiled"]
     if target == "torch":
         assert set(report["state_dict"]) == {w.path.replace("/", ".") for w in model.weights}
+
+
+@pytest.mark.slow
+def test_keras_applications_translate(application) -> None:
+    """In process (moved here from test_keras_source.py to share the translation): logits
+    (no softmax: random-weight logits are far from 1, so an error relative to them means
+    something). Traced at batch 2 (at batch 1 with a 1x1 feature map Keras's ``ops.add``
+    takes a residual for a bias and calls ``bias_add``: a size decision), checked at batch
+    2 and 5 with ``retrace=False``: one translation answers both."""
+    model, target, tc, _ = application
+    read = set(tc.params)
+    assert read <= {w.path for w in model.weights} and len(read) > 100
+    for batch in (2, 5):
+        x = (_RNG.random((batch, _SIZE, _SIZE, 3)) * 255.0).astype(np.float32)
+        ref = np.asarray(model(x))
+        got = tc(to_target(tf.constant(x), get_target(target)))
+        got = got.detach().numpy() if hasattr(got, "detach") else np.asarray(got)
+        assert got.shape == ref.shape
+        err = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64))))
+        rel = err / float(np.max(np.abs(ref)))
+        assert err < 1e-4 and rel < 1e-4, (batch, err, rel)
 
 
 def test_layers_alike_but_for_numbers_are_one_class() -> None:

@@ -198,38 +198,6 @@ def test_every_tensorflow_rule_key_names_a_real_callable() -> None:
     assert dead == []
 
 
-_MODELS = ["MobileNetV2", "ResNet50", "EfficientNetB0", "ConvNeXtTiny"]
-_SIZE = 32  # the smallest input keras.applications accepts for these four
-
-
-def _errors(tc, target: str, model, batch: int) -> tuple[float, float]:
-    """(max abs error, max abs error over the largest |keras output|) at ``batch``."""
-    x = (_RNG.random((batch, _SIZE, _SIZE, 3)) * 255.0).astype(np.float32)
-    ref = np.asarray(model(x))
-    err = _max_err(_call(tc, target, x), ref)
-    return err, err / float(np.max(np.abs(ref)))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("target", ["torch", "jax"])
-@pytest.mark.parametrize("name", _MODELS)
-def test_keras_applications_translate(name: str, target: str) -> None:
-    """Random weights (``weights=None``), logits (no softmax: random-weight logits are far
-    from 1, so an error relative to them means something). Traced at batch 2 (at batch 1
-    with a 1x1 feature map Keras's ``ops.add`` takes a residual for a bias and calls
-    ``bias_add``: a size decision), checked at batch 2 and 5 with ``retrace=False``: one
-    translation answers both."""
-    app = getattr(keras.applications, name)
-    model = app(weights=None, input_shape=(_SIZE, _SIZE, 3), classifier_activation=None)
-    x = (_RNG.random((2, _SIZE, _SIZE, 3)) * 255.0).astype(np.float32)
-    tc = it.transpile(model, target=target, args=(tf.constant(x),), retrace=False)
-    read = set(tc.params)
-    assert read <= {w.path for w in model.weights} and len(read) > 100
-    for batch in (2, 5):
-        err, rel = _errors(tc, target, model, batch)
-        assert err < 1e-4 and rel < 1e-4, (batch, err, rel)
-
-
 class _TfMlp(tf.Module):
     def __init__(self) -> None:
         super().__init__()
