@@ -1,15 +1,16 @@
-"""Written tensorflow packages of transformers architectures nobody tuned them for: for
-each architecture of the sweep (``tests/transpile/hf_sweep.py``: a tiny config, padded
-attention masks), translate to tensorflow, write the package (``.save()``), import it,
-build its root class with the package's weights and call it on the traced inputs and on a
-new batch and length with other padding; compare with torch (the sweep's rule).
+"""Written packages of transformers architectures nobody tuned them for: for each
+architecture of the sweep (``tests/transpile/hf_sweep.py``: a tiny config, padded
+attention masks), translate to tensorflow (or jax), write the package (``.save()``),
+import it, build its root class with the package's weights (jax: ``forward`` with
+``load_params()``) and call it on the traced inputs and on a new batch and length with
+other padding; compare with torch (the sweep's rule).
 
 Per architecture: ``right`` / ``wrong`` / ``refused`` (at translation: not the package's
 doing) / ``crash: <where>``; whether the package takes the model's config
 (``modulegen.configdata``: its ``CONFIG``), and how many of its classes take it.
 
     uv run python scripts/hf_package_report.py [--arch TYPE:Class,...] [--sample N]
-        [--seed S] [--jsonl FILE]
+        [--seed S] [--target tensorflow|jax] [--jsonl FILE]
 """
 
 from __future__ import annotations
@@ -72,7 +73,16 @@ def _plain(out: Any) -> Any:
     return out if out is None or isinstance(out, int | float) else np.asarray(out)
 
 
-def one(case: Any, sweep: Any, ops: Any, where: Path) -> dict[str, Any]:
+def _root(pkg: Any, source: str, target: str) -> Any:
+    """The package's model, ready to call with the inputs by keyword."""
+    if target == "jax":
+        import functools
+
+        return functools.partial(pkg.forward, pkg.load_params())
+    return getattr(pkg, re.search(r"^class (\w+)\(keras.Model\)", source, re.M)[1])()
+
+
+def one(case: Any, sweep: Any, ops: Any, where: Path, target: str) -> dict[str, Any]:
     import torch
 
     import ivytrace as ivy
@@ -90,9 +100,7 @@ def one(case: Any, sweep: Any, ops: Any, where: Path) -> dict[str, Any]:
     t = time.perf_counter()
     try:
         with ops._deadline(sweep.CASE_SECONDS), torch.no_grad():
-            tc = ivy.transpile(
-                model, target="tensorflow", kwargs=copy.deepcopy(inputs[0]), retrace=False
-            )
+            tc = ivy.transpile(model, target=target, kwargs=copy.deepcopy(inputs[0]), retrace=False)
     except Exception as exc:  # the translation's verdict, not the package's
         rec["verdict"] = f"refused: {type(exc).__name__}: {str(exc)[:120]}"
         return rec
@@ -104,8 +112,7 @@ def one(case: Any, sweep: Any, ops: Any, where: Path) -> dict[str, Any]:
             rec["config"] = "CONFIG = {" in source
             rec["classes_taking_config"] = len(re.findall(r"def __init__\(self, config\b", source))
             pkg = _import_package(path)
-            root = getattr(pkg, re.search(r"^class (\w+)\(keras.Model\)", source, re.M)[1])
-            net = root()
+            net = _root(pkg, source, target)
     except Exception as exc:  # reported per architecture
         rec["verdict"] = f"crash: writing or building: {type(exc).__name__}: {str(exc)[:160]}"
         return rec
@@ -131,6 +138,7 @@ def main() -> None:
     ap.add_argument("--arch", help="TYPE:Class,... (default: the base models)")
     ap.add_argument("--sample", type=int, help="this many base models, drawn with --seed")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--target", default="tensorflow", choices=("tensorflow", "jax"))
     ap.add_argument("--jsonl", type=Path, help="append each record here")
     args = ap.parse_args()
     os.environ.setdefault("IVYTRACE_NO_OUTPUTS", "1")
@@ -139,7 +147,7 @@ def main() -> None:
     ops = sweep._opdb()
     import ivytrace_transpile as it
 
-    it.get_target("tensorflow")
+    it.get_target(args.target)
     if args.arch:
         todo = [sweep.Case(*a.split(":")) for a in args.arch.split(",")]
     else:
@@ -149,7 +157,7 @@ def main() -> None:
     counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for case in todo:
-            rec = one(case, sweep, ops, Path(tmp))
+            rec = one(case, sweep, ops, Path(tmp), args.target)
             kind = rec["verdict"].split(":")[0]
             counts[kind] = counts.get(kind, 0) + 1
             print(json.dumps(rec), flush=True)
