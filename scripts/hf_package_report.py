@@ -123,7 +123,10 @@ def one(case: Any, sweep: Any, ops: Any, where: Path, target: str) -> dict[str, 
             with ops._deadline(sweep.CASE_SECONDS):
                 got = _plain(net(**_numpy(x)))
         except Exception as exc:  # reported per architecture
-            rec["verdict"] = f"crash: {at}: {type(exc).__name__}: {str(exc)[:160]}"
+            kind = "crash"
+            if "the translated code assumes" in str(exc):  # a guard of the package
+                kind = "refused (a guard)"
+            rec["verdict"] = f"{kind}: {at}: {type(exc).__name__}: {str(exc)[:160]}"
             return rec
         why = ops.compare(ref, got)
         if why:

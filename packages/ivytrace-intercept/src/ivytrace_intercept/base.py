@@ -151,6 +151,11 @@ class PatchingInterceptor:
                 REGISTRY.release(self.framework)
 
     # ------------------------------------------------------------ hooks for subclasses
+    def higher(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether the call takes a function it runs (:func:`higher_order`): run as
+        written, so that the calls that function makes are recorded."""
+        return higher_order(args, kwargs)
+
     def symbolic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether the call works on abstract values (never recorded)."""
         return False
@@ -207,7 +212,7 @@ class PatchingInterceptor:
             return result
         with rec.not_recording():  # looking at the arguments reads their (wrapped) .shape
             symbolic = self.symbolic(args, kwargs)
-            higher = not symbolic and higher_order(args, kwargs)
+            higher = not symbolic and self.higher(args, kwargs)
             tracked = not symbolic and not higher and self.any_tracked(args, kwargs)
         if symbolic:
             return self.passthrough(call, args, kwargs)

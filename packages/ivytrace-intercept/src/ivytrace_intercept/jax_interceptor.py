@@ -47,18 +47,20 @@ from typing import Any
 
 import numpy as np
 
-from ivytrace_ir import Symbol, Value, iter_arg_leaves
+from ivytrace_ir import Symbol, Value, framework_of, iter_arg_leaves
 from ivytrace_ir.opfacts import draw_kind
 
 from .base import LEAVING_DUNDERS, PatchingInterceptor
 from .recorder import Recorder
 from .registry import REGISTRY
+from .scalars import is_tracked_scalar
 from .wrappers import (
     allowed,
     class_attribute,
     function_wrapper,
     method_wrapper,
     public_callables,
+    wrapped_name,
 )
 
 __all__ = ["JaxInterceptor", "recording_tracers"]
@@ -187,8 +189,22 @@ class JaxInterceptor(PatchingInterceptor):
         key = kwargs.get("key", args[0] if args else None)
         return {"generator": not self.input_derived(key)}
 
+    def higher(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """A function handed to a jax call is run as written (``lax.cond``, ``lax.map`` of
+        the user's function), except jax's own public functions (``lax.reduce_window(x,
+        -inf, lax.max, ...)``): jax traces those abstractly, so running as written would
+        record nothing; the call is one node and the function a :class:`Symbol`."""
+        funcs = [a for a in (*args, *kwargs.values()) if callable(a) and not isinstance(a, type)]
+        funcs = [f for f in funcs if framework_of(f) is None and not is_tracked_scalar(f)]
+        if funcs and all(_jax_function(f) for f in funcs):
+            return False
+        return super().higher(args, kwargs)
+
     # ------------------------------------------------------------ recorder hooks
     def _convert_arg(self, obj: Any) -> Any:
+        name = _jax_function(obj)
+        if name is not None:
+            return Symbol(name)
         jnp = self._jnp
         name = getattr(obj, "__name__", None) if isinstance(obj, type) else None
         if name is None:
@@ -208,6 +224,14 @@ class JaxInterceptor(PatchingInterceptor):
                 "a function bound by name before tracing ...",
             )
         return None
+
+
+def _jax_function(obj: Any) -> str | None:
+    """The public name of a wrapped function of jax's namespaces (``jax.lax.max``)."""
+    name = wrapped_name(obj)
+    if name is None or not name.startswith(tuple(f"{n}." for n in _NAMESPACES)):
+        return None
+    return name
 
 
 def _class_plan(cls: type) -> list[tuple[Any, str, Any]]:

@@ -34,6 +34,7 @@ __all__ = [
     "property_wrapper",
     "public_callables",
     "quiet_wrapper",
+    "wrapped_name",
 ]
 
 
@@ -89,7 +90,15 @@ def function_wrapper(orig: Any, name: str, var: ContextVar[Any]) -> Any:
     except (AttributeError, TypeError):  # pragma: no cover - exotic callables
         wrapper.__wrapped__ = orig  # type: ignore[attr-defined]
     wrapper._ivytrace_original = orig  # type: ignore[attr-defined]
+    wrapper._ivytrace_name = name  # type: ignore[attr-defined]
     return wrapper
+
+
+def wrapped_name(obj: Any) -> str | None:
+    """The public name of one of our wrappers (``jax.lax.max``), else None."""
+    if isinstance(obj, _CallableProxy):
+        return obj._ivy_name
+    return getattr(obj, "_ivytrace_name", None) if isinstance(obj, types.FunctionType) else None
 
 
 def original_of(obj: Any) -> Any:

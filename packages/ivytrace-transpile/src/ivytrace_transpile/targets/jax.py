@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from .base import native, own_torch_copy
-from .numpy import ArrayNamespaceTarget, numpy_pool
+from .numpy import ArrayNamespaceTarget
 
 __all__ = ["JaxTarget"]
 
@@ -133,8 +133,24 @@ class JaxTarget(ArrayNamespaceTarget):
         return self.affine_channels_last(x, scale, shift)
 
     def pool(self, kind, x, kernel, stride, pads, dilation=()) -> Any:
-        dilation = tuple(dilation) or (1,) * len(kernel)
-        y = numpy_pool(self.xp, kind, self.channels_last(x), kernel, stride, pads, dilation, True)
+        """jax's own windowed reduction, channels-last: ``lax.reduce_window`` with
+        ``lax.max`` from ``-inf`` or ``lax.add`` from 0 (the padding is that value, as
+        torch pads a max pool with ``-inf``)."""
+        nd = len(kernel)
+        dilation = tuple(dilation) or (1,) * nd
+        if kind == "max":
+            init, combine = -math.inf, native("jax.lax.max")
+        else:
+            init, combine = 0.0, native("jax.lax.add")
+        y = native("jax.lax.reduce_window")(
+            self.channels_last(x),
+            init,
+            combine,
+            (1, *kernel, 1),
+            (1, *stride, 1),
+            [(0, 0), *(tuple(p) for p in pads), (0, 0)],
+            window_dilation=(1, *dilation, 1),
+        )
         return self.channels_first(y)
 
     def conv(self, x, w, stride, pads, dilation, groups, wshape) -> Any:
