@@ -39,14 +39,3 @@ _named = {f.lstrip("-").split("=")[0] for f in _given}
 os.environ["XLA_FLAGS"] = " ".join(
     _given + [f"--{k}={v}" for k, v in _XLA_TEST_FLAGS.items() if k not in _named]
 )
-
-
-def pytest_collection_modifyitems(config, items):
-    """Modules holding a test marked slow run first (each module's tests stay together, in
-    their order, so a module-scoped fixture is still made once a worker). pytest-xdist's
-    worksteal scheduling (pyproject's addopts) hands each worker a contiguous half of this
-    order and lets an idle one take the other's untouched tail: the minutes-long sweeps
-    start early, and what is left at the end is many short tests, not one long one with
-    the other worker idle."""
-    slow = {item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in slow)
