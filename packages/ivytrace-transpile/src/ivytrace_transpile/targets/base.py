@@ -198,6 +198,15 @@ class Target:
         e = self.ew("exp", x - m)
         return e / self.reduce("sum", e, axis, True)
 
+    def standardize(self, x: Any, axes: tuple[int, ...], eps: Any) -> Any:
+        """``(x - mean) / sqrt(var + eps)`` over ``axes`` (negative), the variance the mean
+        of squared deviations (not ``E[x^2] - E[x]^2``, which cancels): a layer norm
+        before its affine map."""
+        mean = self.reduce("mean", x, axes, True)
+        d = x - mean
+        var = self.reduce("mean", d * d, axes, True)
+        return d * self.ew("rsqrt", var + eps)
+
     def from_numpy(self, arr: Any) -> Any:
         """A numpy array (of a dtype this target has) as a target array, outside any trace:
         the parameters and inputs of a translation."""

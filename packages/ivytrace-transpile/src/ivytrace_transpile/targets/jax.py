@@ -116,6 +116,12 @@ class JaxTarget(ArrayNamespaceTarget):
     def softmax(self, x: Any, axis: Any) -> Any:
         return native("jax.nn.softmax")(x, axis=axis)
 
+    def standardize(self, x: Any, axes: tuple[int, ...], eps: Any) -> Any:
+        # jax's own standardize, handed the variance of deviations (its default,
+        # E[x^2] - E[x]^2, cancels where the mean is large next to the spread)
+        var = native("jax.numpy.var")(x, axis=axes, keepdims=True)
+        return native("jax.nn.standardize")(x, axis=axes, variance=var, epsilon=eps)
+
     def index_update(self, x: Any, pos: Any, values: Any) -> Any:
         # ``x.at[pos].set(values)``, by a public name the tracer records
         return native("jax.numpy.put")(x, pos, values, inplace=False)

@@ -468,6 +468,11 @@ class TensorFlowTarget(Target):
             return self.tf.nn.softmax(x, axis=axis)
         return super().softmax(x, axis)
 
+    def standardize(self, x: Any, axes: tuple[int, ...], eps: Any) -> Any:
+        # tensorflow's own moments: the variance of deviations from the mean
+        mean, var = self.tf.nn.moments(x, axes=list(axes), keepdims=True)
+        return (x - mean) * self.tf.math.rsqrt(var + eps)
+
     def reduce(self, kind: str, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
         if kind in ("max", "min") and x.dtype == self.tf.bool:  # tensorflow: no max of bools
             kind = "any" if kind == "max" else "all"

@@ -13,11 +13,7 @@ __all__: list[str] = []
 def _layer_norm(cx, x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=None):
     t = cx.target
     n = len(normalized_shape)
-    axes = tuple(range(-n, 0))
-    mean = t.reduce("mean", x, axes, True)
-    d = x - mean
-    var = t.reduce("mean", d * d, axes, True)
-    y = d * t.ew("rsqrt", var + eps)
+    y = t.standardize(x, tuple(range(-n, 0)), eps)  # the target's own where it has one
     if weight is not None:
         y = y * weight
     if bias is not None:
