@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import importlib.util
 import json
 import os
 import random
@@ -29,31 +28,6 @@ from pathlib import Path
 from typing import Any
 
 _TESTS = Path(__file__).resolve().parents[1] / "tests"
-
-
-def _load(name: str, folder: Path) -> Any:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _import_package(pkg: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(
-        pkg.name, pkg / "__init__.py", submodule_search_locations=[str(pkg)]
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[pkg.name] = mod
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.modules.pop(pkg.name, None)
-    return mod
 
 
 def _numpy(x: dict[str, Any]) -> dict[str, Any]:
@@ -84,6 +58,7 @@ def _root(pkg: Any, source: str, target: str) -> Any:
 
 def one(case: Any, sweep: Any, ops: Any, where: Path, target: str) -> dict[str, Any]:
     import torch
+    from transpile_support import import_package
 
     import ivytrace as ivy
 
@@ -111,7 +86,7 @@ def one(case: Any, sweep: Any, ops: Any, where: Path, target: str) -> dict[str, 
             source = (path / "model.py").read_text()
             rec["config"] = "CONFIG = {" in source
             rec["classes_taking_config"] = len(re.findall(r"def __init__\(self, config\b", source))
-            pkg = _import_package(path)
+            pkg = import_package(path)
             net = _root(pkg, source, target)
     except Exception as exc:  # reported per architecture
         rec["verdict"] = f"crash: writing or building: {type(exc).__name__}: {str(exc)[:160]}"
@@ -145,8 +120,10 @@ def main() -> None:
     ap.add_argument("--jsonl", type=Path, help="append each record here")
     args = ap.parse_args()
     os.environ.setdefault("IVYTRACE_NO_OUTPUTS", "1")
-    sys.path.insert(0, str(_TESTS / "transpile"))
-    sweep = _load("hf_sweep", _TESTS / "transpile")
+    sys.path.insert(0, str(_TESTS))
+    from transpile_support import sibling_module
+
+    sweep = sibling_module("hf_sweep")
     ops = sweep._opdb()
     import ivytrace_transpile as it
 
