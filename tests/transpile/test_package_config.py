@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import re
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -105,7 +106,10 @@ def test_package_answers_like_torch(bert_package):
     mask[0, 3:] = 0
     with torch.no_grad():
         want = model(input_ids=ids, attention_mask=mask).last_hidden_state.numpy()
-    net = pkg.BertModel()
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        net = pkg.BertModel()  # its own config: nothing to say
+    assert not [w for w in said if "differs" in str(w.message)]
     got = net(input_ids=ids.numpy(), attention_mask=mask.numpy())
     got = got["last_hidden_state"] if isinstance(got, dict) else got.last_hidden_state
     np.testing.assert_allclose(np.asarray(got), want, atol=2e-5, rtol=1e-4)
@@ -116,18 +120,22 @@ def test_another_config_builds_other_layers(bert_package):
     pkg = import_package(path)
     mod = pkg.model if hasattr(pkg, "model") else sys.modules["bert_config_pkg.model"]
     other = {**mod.CONFIG, "hidden_size": 60, "num_attention_heads": 5, "intermediate_size": 29}
-    net = pkg.BertModel(config=other, weights=False)
+    # the forward keeps the translated sizes (a reshape to heads of 8): said, not silent
+    with pytest.warns(UserWarning, match=r"differs .* \['hidden_size', 'intermediate_size'"):
+        net = pkg.BertModel(config=other, weights=False)
     layer = net.encoder.layer[0]
     assert tuple(layer.intermediate.dense.weight.shape) == (60, 29)
     assert layer.attention.self.attention_head_size == 12
     assert tuple(layer.attention.self.query.weight.shape) == (60, 60)
     assert tuple(net.embeddings.word_embeddings.weight.shape)[1] == 60
     other["max_position_embeddings"] = 80
-    net = pkg.BertModel(config=other, weights=False)
+    with pytest.warns(UserWarning, match="max_position_embeddings"):
+        net = pkg.BertModel(config=other, weights=False)
     assert tuple(net.embeddings.position_ids.shape) == (1, 80)
     # a transformers config object is read by its fields
     cfg = tr.BertConfig(**{**other, "num_hidden_layers": 2})
-    net = pkg.BertModel(config=cfg, weights=False)
+    with pytest.warns(UserWarning, match="num_attention_heads"):
+        net = pkg.BertModel(config=cfg, weights=False)
     assert tuple(net.pooler.dense.weight.shape) == (60, 60)
 
 

@@ -384,6 +384,14 @@ CONFIG_HELPER = '''def as_config(config):
         config = CONFIG
     elif hasattr(config, "to_dict"):
         config = config.to_dict()
+    changed = sorted(k for k, v in CONFIG.items() if config.get(k, v) != v)
+    if changed:
+        warnings.warn(
+            f"this config differs from the one the package was translated at in {changed}: "
+            "the layers are built from it, but sizes written in the forward code are the "
+            "translated config's; translate the torch model again for another config",
+            stacklevel=3,
+        )
     return types.SimpleNamespace(**config)
 '''
 

@@ -115,6 +115,7 @@ def choose_classes(w: Writer) -> str:
     if any(g.config for g in order):
         assert w.build is not None
         w.imports["import types"] = None
+        w.imports["import warnings"] = None
         w.helpers["as_config"] = CONFIG_HELPER
         w.helpers["CONFIG"] = config_data(w.build)
     for inst in w.instances:
