@@ -194,11 +194,11 @@ class JaxInterceptor(PatchingInterceptor):
         the user's function), except jax's own public functions (``lax.reduce_window(x,
         -inf, lax.max, ...)``): jax traces those abstractly, so running as written would
         record nothing; the call is one node and the function a :class:`Symbol`."""
+        if not super().higher(args, kwargs):  # no function among the arguments
+            return False
         funcs = [a for a in (*args, *kwargs.values()) if callable(a) and not isinstance(a, type)]
         funcs = [f for f in funcs if framework_of(f) is None and not is_tracked_scalar(f)]
-        if funcs and all(_jax_function(f) for f in funcs):
-            return False
-        return super().higher(args, kwargs)
+        return not all(_jax_function(f) for f in funcs)
 
     # ------------------------------------------------------------ recorder hooks
     def _convert_arg(self, obj: Any) -> Any:

@@ -23,6 +23,7 @@ the forward is translated for the traced one).
 from __future__ import annotations
 
 import copy
+import re
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -463,6 +464,4 @@ def definitions(
 
 
 def _reads(text: str, name: str) -> bool:
-    import re
-
     return re.search(rf"{re.escape(name)}\b", text) is not None
