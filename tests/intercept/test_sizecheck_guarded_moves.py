@@ -87,7 +87,9 @@ def test_a_refusal_by_a_size_compared_with_a_literal_is_not_moved_further():
     x = torch.randn(1, 5)
     graph = ivy.trace_graph(fn, args=(x,), check_sizes=True)
     assert max(s[0] for s in calls) == 2, calls  # moved by one, not by 2 and 3 as well
-    assert len(calls) == 5, calls  # the trace, together, batch up and down, length
+    # the trace, together, batch up and down, length (a move that a look on the meta device
+    # cannot settle is traced again for real: the same sizes twice)
+    assert len(set(calls)) == 5, calls
     assert torch.equal(graph(x), fn(x))
     with pytest.raises(ivy.GuardFailure):
         graph(torch.randn(1, 7))  # the loop's count is still pinned

@@ -97,6 +97,7 @@ def pin_baked_sizes(
     retrace: Retrace,
     fn: Any,
     mode: bool | str = "auto",
+    abstract: Retrace | None = None,
 ) -> Graph:
     """``graph`` with guards pinning the input sizes the trace baked (see the module).
 
@@ -105,6 +106,8 @@ def pin_baked_sizes(
     same function with the same options and returns its raw graph. ``mode``: ``"auto"``
     traces again only where a size handed to Python went unused by the graph (see
     :func:`_unused_size`), ``True`` wherever a size was handed to Python at all.
+    ``abstract``: a retrace that computes nothing (:func:`.metaretrace.on_meta`), looked
+    at first; only its "the graph is the same" is trusted, anything else is retraced.
     """
     hint = _auto_hint if mode == "auto" else _reads_free_sizes
     if not hint(graph) or _writes_state(graph) or _foreign_draws(graph):
@@ -113,7 +116,7 @@ def pin_baked_sizes(
     if not groups:
         return graph
 
-    def attempt(sizes: dict[int, int]) -> Graph | None:
+    def attempt(sizes: dict[int, int], how: Retrace = retrace) -> Graph | None:
         try:
             new = list(leaves)
             for size, new_size in sizes.items():
@@ -124,18 +127,24 @@ def pin_baked_sizes(
             return None
         with _quiet():
             try:
-                return retrace(args, kwargs)
+                return how(args, kwargs)
             except Exception:
                 return None
 
     settled: list[bool] = [False]  # the last refusal was by a guard that further moves meet
 
     def outcome(sizes: dict[int, int]) -> tuple[str, SourceLoc | None]:
-        moved = attempt(sizes)
         settled[0] = False
-        if moved is None:
-            return "failed", None
-        diff = _difference(graph, moved)
+        if abstract is not None:  # computing nothing: its "same" and "refused" are trusted
+            shown = attempt(sizes, abstract)
+            said = None if shown is None else judge(shown, True)
+            if said is not None and said[0] != "moved":
+                return said
+        moved = attempt(sizes)
+        return ("failed", None) if moved is None else judge(moved, False)
+
+    def judge(moved: Graph, any_device: bool) -> tuple[str, SourceLoc | None]:
+        diff = _difference(graph, moved, any_device)
         if diff is None:
             return "same", None
         if _decided_otherwise(graph, moved, diff[0]):
@@ -558,16 +567,19 @@ def _restore_random(states: dict[str, Any]) -> None:
 _NO_SOURCE: SourceLoc | None = None
 
 
-def _difference(a: Graph, b: Graph) -> tuple[int, SourceLoc | None] | None:
+def _difference(
+    a: Graph, b: Graph, any_device: bool = False
+) -> tuple[int, SourceLoc | None] | None:
     """``None`` when the two raw graphs are the same but for array shapes, else the index of
-    the first node that differs and the user's line that made it."""
+    the first node that differs and the user's line that made it. ``any_device``: ``b`` was
+    traced on the meta device, which stands for any device an argument of ``a`` names."""
     na, nb = a.nodes, b.nodes
     for k in range(max(len(na), len(nb))):
         if k >= len(na):
             return k, nb[k].meta.source
         if k >= len(nb):
             return k, na[k].meta.source
-        if not _same_node(na[k], nb[k]):
+        if not _same_node(na[k], nb[k], any_device):
             return k, na[k].meta.source or nb[k].meta.source
     if a.out_tree != b.out_tree or not _same_arg(a.outputs, b.outputs):
         return len(na), _NO_SOURCE
@@ -580,28 +592,30 @@ def _same_spec(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _same_node(a: Node, b: Node) -> bool:
+def _same_node(a: Node, b: Node, any_device: bool = False) -> bool:
     return (
         a.op == b.op
         and a.out_tree == b.out_tree
         and len(a.outputs) == len(b.outputs)
         and all(x.id == y.id and _same_spec(x.spec, y.spec) for x, y in zip(a.outputs, b.outputs))
-        and _same_arg(a.args, b.args)
-        and _same_arg(a.kwargs, b.kwargs)
+        and _same_arg(a.args, b.args, any_device)
+        and _same_arg(a.kwargs, b.kwargs, any_device)
     )
 
 
-def _same_arg(a: Any, b: Any) -> bool:
+def _same_arg(a: Any, b: Any, any_device: bool = False) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, Value):
         return a.id == b.id
     if isinstance(a, tuple | list):
-        return len(a) == len(b) and all(_same_arg(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same_arg(x, y, any_device) for x, y in zip(a, b))
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same_arg(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(_same_arg(a[k], b[k], any_device) for k in a)
     if isinstance(a, slice):
         return _same_arg((a.start, a.stop, a.step), (b.start, b.stop, b.step))
+    if any_device and (b == "meta" or (type(b).__name__ == "device" and b.type == "meta")):
+        return True  # the device of a retrace on meta arrays ("meta", as the trace records it)
     if isinstance(a, float) and math.isnan(a):
         return math.isnan(b)
     try:

@@ -29,6 +29,7 @@ from ivytrace_ir import (
 from .base import plain
 from .idleguards import drop_idle_guards, idle_guards
 from .interceptor import Interceptor, ModuleBinder, interceptors_for
+from .metaretrace import on_meta
 from .pycode import tracking_code
 from .recorder import Recorder, TraceError
 from .scalars import is_tracked_scalar, tracked_value
@@ -378,7 +379,10 @@ def _check_sizes(
         return _with_leaves(new, args, kwargs, arg_parts, kw_parts, is_dynamic, is_opaque)
 
     idle = idle_guards(graph, leaves, rebuild, retrace)
-    return drop_idle_guards(pin_baked_sizes(graph, leaves, rebuild, retrace, fn, mode), idle)
+    # torch alone: a first look at the moved sizes on the meta device, computing nothing
+    abstract = on_meta(retrace) if graph.meta.source_framework == "torch" else None
+    pinned = pin_baked_sizes(graph, leaves, rebuild, retrace, fn, mode, abstract)
+    return drop_idle_guards(pinned, idle)
 
 
 def _with_leaves(

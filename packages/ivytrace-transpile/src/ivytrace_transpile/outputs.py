@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import itertools
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from ivytrace_compile.standalone import (
     generate_standalone,
     sort_imports,
 )
-from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef, to_numpy
+from ivytrace_ir import DEFAULT_ALLOWLIST, Graph, TreeDef, framework_of, to_numpy
 from ivytrace_ir.archive import file_mode
 
 from .errors import TranspileError
@@ -160,7 +161,10 @@ def as_numpy(x: Any) -> np.ndarray:
     """An array (or a variable holding one) as a contiguous numpy array, of its own shape
     (``np.ascontiguousarray`` alone makes a 0-d array 1-d: a written scalar constant would
     broadcast its results to shape (1,))."""
-    arr = np.asarray(to_numpy(x) if hasattr(x, "shape") else x)
+    if framework_of(x) in ("tensorflow", "jax"):
+        arr = np.asarray(x)  # a read-only view of the array's own buffer: no copy to write it
+    else:
+        arr = np.asarray(to_numpy(x) if hasattr(x, "shape") else x)
     return np.ascontiguousarray(arr).reshape(arr.shape)
 
 
@@ -518,8 +522,12 @@ def weight_layouts(
         if any(kind == "unknown" for kind, _ in fold.steps):
             out[key] = ("unknown", None)
             continue
-        # the rearrangement followed on the elements' positions (each element its own value)
-        t = np.arange(int(np.prod(fold.shape)), dtype=np.int64).reshape(fold.shape)
+        # the rearrangement followed on the elements' positions (each element its own value);
+        # axes are what a pure transpose moves, so one of 2 (or 1) per axis tells the same
+        shape = fold.shape
+        if all(kind == "transpose" for kind, _ in fold.steps):
+            shape = tuple(min(d, 2) for d in shape)
+        t = np.arange(math.prod(shape), dtype=np.int64).reshape(shape)
         stored = fold.apply(t)
         if t.shape == stored.shape and np.array_equal(t, stored):
             continue
