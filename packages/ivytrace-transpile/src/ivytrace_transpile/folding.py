@@ -462,7 +462,7 @@ def fold_param_work(
     return out, prologue, derived
 
 
-_CONVS = frozenset({"tensorflow.nn.conv2d", "jax.lax.conv_general_dilated"})
+_CONVS = frozenset({"tensorflow.nn.conv2d", "jax.lax.conv_general_dilated", "jax.numpy.einsum"})
 _MULS = frozenset({"__mul__", "__rmul__", "multiply"})
 _ADDS = frozenset({"__add__", "__radd__", "add"})
 
@@ -471,6 +471,14 @@ def _channels_last_conv(node: Node) -> bool:
     """A convolution whose result and kernel hold the output channels last (NHWC, HWIO),
     one group: a per-channel scale of its result is a scale of its kernel's last axis."""
     kw = dict(node.kwargs)
+    if node.op == "jax.numpy.einsum":  # a 1x1 convolution: "nhwi,xyio->nhwo"
+        spec = node.args[0] if len(node.args) == 3 and not kw else None
+        if not isinstance(spec, str) or spec.count("->") != 1 or spec.count(",") != 1:
+            return False
+        ins, out = spec.split("->")
+        lhs, rhs = ins.split(",")
+        o = rhs[-1:]
+        return bool(o) and out[-1:] == o and o not in lhs and (rhs + out).count(o) == 2
     if node.op == "tensorflow.nn.conv2d":
         fmt = kw.get("data_format", node.args[5] if len(node.args) > 5 else None)
         return fmt in (None, "NHWC")
@@ -527,7 +535,8 @@ def _scales_into_kernels(graph: Graph, n_params: int) -> Graph:
         conv = graph.nodes[ci]
         if conv.op not in _CONVS or not _channels_last_conv(conv):
             continue
-        kernel = conv.args[1]
+        at = 2 if conv.op == "jax.numpy.einsum" else 1  # the kernel's argument
+        kernel = conv.args[at]
         if not isinstance(kernel, Value) or kernel.id not in static:
             continue
         k_shape = _dims(kernel.spec)
@@ -539,7 +548,7 @@ def _scales_into_kernels(graph: Graph, n_params: int) -> Graph:
         new_kernel = Value(top, kernel.spec)
         product = dataclasses.replace(m, args=(kernel, scale), outputs=(new_kernel,))
         args = list(conv.args)
-        args[1] = new_kernel
+        args[at] = new_kernel
         emit[ci] = []
         emit[j] = [product, dataclasses.replace(conv, args=tuple(args), outputs=m.outputs)]
         if conv.op.startswith("tensorflow."):
