@@ -239,14 +239,24 @@ def translate_graph(
             f"the translated {name!r} returns {len(res.graph.outputs)} arrays where the source "
             f"returns {len(graph.outputs)}"
         )
-    checks = node_checks(graph, produced, ref)
-    if validate:
-        bad = next((c for c in checks if not c.ok), None)
+
+    def checked() -> tuple[NodeCheck, ...]:
+        checks = node_checks(graph, produced, ref)
+        bad = next((c for c in checks if not c.ok), None) if validate else None
         if bad is not None:
             raise validation_error(bad, target)
-    clean, params, folds = _cleaned(
-        res.graph.replace(out_tree=graph.out_tree), res.drawn, params, target, res.values
-    )
+        return checks
+
+    # the passes first: a staged run's compiled call computes the values the checks read
+    # meanwhile (jax dispatches it asynchronously); a failed check still comes first
+    try:
+        clean, params, folds = _cleaned(
+            res.graph.replace(out_tree=graph.out_tree), res.drawn, params, target, res.values
+        )
+    except Exception:
+        checked()
+        raise
+    checks = checked()
     output = unflatten(graph.out_tree, list(res.output))
     return Translation(clean, params, graph, checks, target, output, folds=folds)
 
