@@ -6,9 +6,11 @@ real, that second trace costs a forward at batch two (BERT-base: about as much a
 first trace). :func:`on_meta` runs it with every torch op computed on the meta device:
 shapes and dtypes exactly as torch computes them, no arithmetic.
 
-It is a first look, trusted in one direction only. A meta retrace that records the same
-graph as the first trace says the graph does not depend on the moved sizes: the code's
-decisions read shapes, which meta computes exactly. Anything else (the graph differs, or
+It is a first look, trusted in two answers only. A meta retrace that records the same
+graph as the first trace says the graph does not depend on the moved sizes, and one that
+first differs at a guard of the graph decided the other way says the graph refuses them:
+the code's decisions read shapes, which meta computes exactly. Anything else (the graph
+differs otherwise, or
 the code needs a value: ``.item()``, ``bool()`` of a tensor, an op with no meta kernel,
 a branch on ``x.device``) is settled by the real retrace, as before. torch's
 ``FakeTensorMode`` would report the inputs' own device, but its first use imports

@@ -107,7 +107,8 @@ def pin_baked_sizes(
     traces again only where a size handed to Python went unused by the graph (see
     :func:`_unused_size`), ``True`` wherever a size was handed to Python at all.
     ``abstract``: a retrace that computes nothing (:func:`.metaretrace.on_meta`), looked
-    at first; only its "the graph is the same" is trusted, anything else is retraced.
+    at first; only its "the graph is the same" and "refused by a guard of the graph" are
+    trusted, anything else is retraced.
     """
     hint = _auto_hint if mode == "auto" else _reads_free_sizes
     if not hint(graph) or _writes_state(graph) or _foreign_draws(graph):

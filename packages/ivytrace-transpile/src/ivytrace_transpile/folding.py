@@ -462,7 +462,8 @@ def fold_param_work(
     return out, prologue, derived
 
 
-_CONVS = frozenset({"tensorflow.nn.conv2d", "jax.lax.conv_general_dilated", "jax.numpy.einsum"})
+_KERNEL_AT = {"tensorflow.nn.conv2d": 1, "jax.lax.conv_general_dilated": 1, "jax.numpy.einsum": 2}
+"""The convolutions (jax writes a 1x1 one as an einsum) by op: the kernel's argument."""
 _MULS = frozenset({"__mul__", "__rmul__", "multiply"})
 _ADDS = frozenset({"__add__", "__radd__", "add"})
 
@@ -533,9 +534,9 @@ def _scales_into_kernels(graph: Graph, n_params: int) -> Graph:
         if ci is None or ci in emit or scale.id not in static or uses[conv_out.id] != 1:
             continue
         conv = graph.nodes[ci]
-        if conv.op not in _CONVS or not _channels_last_conv(conv):
+        if conv.op not in _KERNEL_AT or not _channels_last_conv(conv):
             continue
-        at = 2 if conv.op == "jax.numpy.einsum" else 1  # the kernel's argument
+        at = _KERNEL_AT[conv.op]
         kernel = conv.args[at]
         if not isinstance(kernel, Value) or kernel.id not in static:
             continue

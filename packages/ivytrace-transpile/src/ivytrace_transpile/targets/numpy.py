@@ -11,7 +11,7 @@ from typing import Any
 from . import specfun
 from .base import Target, native
 
-__all__ = ["ArrayNamespaceTarget", "NumpyTarget", "numpy_pool"]
+__all__ = ["ArrayNamespaceTarget", "NumpyTarget"]
 
 
 def _norm_axis(axis: Any) -> Any:
@@ -316,13 +316,13 @@ class NumpyTarget(ArrayNamespaceTarget):
         return specfun.bessel_i(self.xp, x, 1, scaled=True)
 
 
-def _window_slices(x: Any, kernel, stride, dilation, channels_last: bool = False) -> Any:
-    """For each kernel offset, the strided slice of ``x`` (N, C, *spatial, already padded;
-    or N, *spatial, C) it meets: ``(offset, slice)`` pairs, each shaped like ``x`` with
-    the output's spatial sizes."""
-    spatial = x.shape[1:-1] if channels_last else x.shape[2:]
+def _window_slices(x: Any, kernel, stride, dilation) -> Any:
+    """For each kernel offset, the strided slice of ``x`` (N, C, *spatial, already padded)
+    it meets: ``(offset, slice)`` pairs, each shaped like ``x`` with the output's spatial
+    sizes."""
     outs = [
-        (n - (d * (k - 1) + 1)) // s + 1 for n, k, s, d in zip(spatial, kernel, stride, dilation)
+        (n - (d * (k - 1) + 1)) // s + 1
+        for n, k, s, d in zip(x.shape[2:], kernel, stride, dilation)
     ]
     # int(k): a tracked kernel size (a weight's, w.shape[2:]) is guarded where it becomes a
     # count of taps; range() reads an int subclass's value without asking it (never baked).
@@ -331,13 +331,7 @@ def _window_slices(x: Any, kernel, stride, dilation, channels_last: bool = False
             slice(o * d, o * d + (m - 1) * s + 1, s)
             for o, d, m, s in zip(offset, dilation, outs, stride)
         )
-        everything = slice(None)
-        key = (
-            (everything, *windows, everything)
-            if channels_last
-            else (everything, everything, *windows)
-        )
-        yield offset, x[key]
+        yield offset, x[(slice(None), slice(None), *windows)]
 
 
 def _numpy_conv(xp, x, w, stride, pads, dilation, groups):
@@ -360,13 +354,11 @@ def _numpy_conv(xp, x, w, stride, pads, dilation, groups):
     return out
 
 
-def numpy_pool(xp, kind, x, kernel, stride, pads, dilation, channels_last: bool = False):
+def numpy_pool(xp, kind, x, kernel, stride, pads, dilation):
     fill = -math.inf if kind == "max" else 0.0
-    widths = [tuple(p) for p in pads]
-    widths = [(0, 0), *widths, (0, 0)] if channels_last else [(0, 0), (0, 0), *widths]
-    x = xp.pad(x, widths, constant_values=fill)
+    x = xp.pad(x, [(0, 0), (0, 0), *(tuple(p) for p in pads)], constant_values=fill)
     out = None
-    for _, xs in _window_slices(x, kernel, stride, dilation, channels_last):
+    for _, xs in _window_slices(x, kernel, stride, dilation):
         if out is None:
             out = xs
         else:
