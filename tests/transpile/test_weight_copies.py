@@ -67,3 +67,54 @@ def test_transposed_weights_answer_on_new_inputs(target):
         arr = to_numpy(w)
         assert arr.flags.c_contiguous
         assert not any(np.shares_memory(arr, p.detach().numpy()) for p in m.parameters())
+
+
+@pytest.mark.parametrize("target", ["tensorflow", "jax"])
+def test_a_borrowed_weight_reads_the_sources_memory_and_memory_of_says_so(target):
+    tgt = get_target(target)
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    got = tgt.borrowed_from(x)
+    assert got is not None
+    np.testing.assert_array_equal(to_numpy(got), x.numpy())
+    lo, n = tgt.memory_of(got)
+    assert lo == x.data_ptr() and n == x.numel() * 4
+    assert tgt.borrowed_from(x.t()) is None  # not contiguous: copied the usual way
+    assert tgt.memory_of(to_target(x, tgt))[0] != x.data_ptr()
+
+
+class _Mixed(torch.nn.Module):
+    """Weights stored as they are (an embedding, a layer norm), rearranged (a linear's
+    transpose, a conv kernel to HWIO) and reshaped (a bias read as a column)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 6)
+        self.norm = torch.nn.LayerNorm(6)
+        self.lin = torch.nn.Linear(6, 6)
+        self.conv = torch.nn.Conv1d(6, 4, 3, padding=1)
+        self.col = torch.nn.Parameter(torch.randn(4))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h = self.lin(self.norm(self.emb(ids)))
+        y = self.conv(h.transpose(1, 2))
+        return y * self.col.reshape(1, 4, 1)
+
+
+@pytest.mark.parametrize("target", ["tensorflow", "jax"])
+def test_stored_weights_share_no_memory_with_the_source_after_a_borrowed_run(target):
+    torch.manual_seed(0)
+    m = _Mixed().eval()
+    tgt = get_target(target)
+    tc = transpile(m, target=target, args=(torch.randint(0, 10, (2, 5)),), output_dir=False)
+    ids = torch.randint(0, 10, (3, 7))
+    with torch.no_grad():
+        want = m(ids).numpy()
+    spans = [(p.data_ptr(), p.numel() * p.element_size()) for p in m.parameters()]
+    for w in tc.params.values():
+        lo, n = tgt.memory_of(w)
+        assert not any(a < lo + n and lo < a + k for a, k in spans)
+    with torch.no_grad():  # the user goes on changing the torch model
+        for p in m.parameters():
+            p.mul_(-3.0)
+    got = to_numpy(tc(to_target(ids, tgt)))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from .base import Target, native, remembering_transposes
+from .base import Target, native, remembering_transposes, torch_memory
 from .jax import JaxTarget
 from .numpy import NumpyTarget
 from .tensorflow import TensorFlowTarget
@@ -22,6 +22,7 @@ __all__ = [
     "get_target",
     "native",
     "remembering_transposes",
+    "torch_memory",
 ]
 
 

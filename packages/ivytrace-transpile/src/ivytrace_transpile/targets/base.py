@@ -33,7 +33,14 @@ from ivytrace_ir import DEFAULT_ALLOWLIST, check_name
 
 from .. import optable
 
-__all__ = ["Target", "native", "own_torch_copy", "remembering_transposes"]
+__all__ = [
+    "Target",
+    "native",
+    "own_torch_copy",
+    "remembering_transposes",
+    "torch_borrowable",
+    "torch_memory",
+]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -42,12 +49,9 @@ def _path(name: str) -> tuple[str, ...]:
     return tuple(name.split("."))
 
 
-def own_torch_copy(x: Any, dtypes: Sequence[str]) -> Any:
-    """A contiguous copy of ``x`` in memory of its own where ``x`` is a plain torch CPU
-    tensor of one of ``dtypes`` (torch's names: ``"float32"``), else None: the elements a
-    target can take over without copying again (:meth:`Target.copied_from`). Torch's
-    allocator makes fresh memory cheaper than numpy's and TensorFlow's here (BERT-base's
-    440 MB of weights, one thread, fresh process: 0.2 s CPU against 0.8)."""
+def _plain_torch_cpu(x: Any, dtypes: Sequence[str]) -> Any:
+    """torch, where ``x`` is a plain strided torch CPU tensor of one of ``dtypes`` (torch's
+    names: ``"float32"``), else None."""
     torch = sys.modules.get("torch")
     if (
         torch is None
@@ -57,7 +61,39 @@ def own_torch_copy(x: Any, dtypes: Sequence[str]) -> Any:
         or str(x.dtype).removeprefix("torch.") not in dtypes
     ):
         return None
+    return torch
+
+
+def own_torch_copy(x: Any, dtypes: Sequence[str]) -> Any:
+    """A contiguous copy of ``x`` in memory of its own where ``x`` is a plain torch CPU
+    tensor of one of ``dtypes`` (torch's names: ``"float32"``), else None: the elements a
+    target can take over without copying again (:meth:`Target.copied_from`). Torch's
+    allocator makes fresh memory cheaper than numpy's and TensorFlow's here (BERT-base's
+    440 MB of weights, one thread, fresh process: 0.2 s CPU against 0.8)."""
+    if _plain_torch_cpu(x, dtypes) is None:
+        return None
+    torch = sys.modules["torch"]
     return x.detach().clone(memory_format=torch.contiguous_format)
+
+
+def torch_borrowable(x: Any, dtypes: Sequence[str]) -> Any:
+    """``x`` detached, where it is a plain contiguous torch CPU tensor of one of ``dtypes``
+    whose memory a target array may read as it is (:meth:`Target.borrowed_from`), else
+    None."""
+    if _plain_torch_cpu(x, dtypes) is None or not x.is_contiguous():
+        return None
+    return x.detach()
+
+
+def torch_memory(x: Any) -> tuple[int, int] | None:
+    """(first address, bytes) of the storage behind a torch CPU tensor ``x``, else None."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(x, torch.Tensor) or x.device.type != "cpu":
+        return None
+    if x.layout != torch.strided:
+        return None
+    storage = x.untyped_storage()
+    return storage.data_ptr(), storage.nbytes()
 
 
 def native(name: str) -> Any:
@@ -216,6 +252,21 @@ class Target:
         """``x`` (a source-framework array whose dtype this target holds as it is) as a
         target array in memory of its own, where the target has a faster way than through
         numpy; None where not (the caller converts through numpy)."""
+        return None
+
+    def borrowed_from(self, x: Any) -> Any | None:
+        """``x`` (a source-framework array) as a target array that reads ``x``'s own memory,
+        for the translation's own run alone: the translated run reads a weight without
+        copying it first (most of a model's weights are rearranged before they are stored,
+        :mod:`..folding`, and a copy in the source layout would be dropped). None where the
+        target cannot (the caller converts as :meth:`copied_from` does). Only targets whose
+        arrays are immutable borrow; a stored weight never keeps borrowed memory
+        (``translate.translate_graph`` copies what still reads it: :meth:`memory_of`)."""
+        return None
+
+    def memory_of(self, x: Any) -> tuple[int, int] | None:
+        """(first address, bytes) of the memory a target array ``x`` reads, where the target
+        can say; None where not (then it cannot have borrowed either)."""
         return None
 
     from_numpy_copies: bool = False

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .base import native, own_torch_copy
+from .base import native, own_torch_copy, torch_borrowable
 from .numpy import ArrayNamespaceTarget
 
 __all__ = ["JaxTarget"]
@@ -86,6 +86,26 @@ class JaxTarget(ArrayNamespaceTarget):
             return None
         own = own_torch_copy(x, ("float16", "float32", "int8", "int16", "int32", "uint8"))
         return None if own is None else jax.device_put(own.numpy())
+
+    def borrowed_from(self, x: Any) -> Any | None:
+        """A contiguous torch CPU tensor's numpy view put on jax's CPU device, which reads
+        it without a copy where it is aligned (and copies where not)."""
+        import jax
+
+        if jax.default_backend() != "cpu":
+            return None
+        view = torch_borrowable(x, ("float16", "float32", "int8", "int16", "int32", "uint8"))
+        return None if view is None else jax.device_put(view.numpy())
+
+    def memory_of(self, x: Any) -> tuple[int, int] | None:
+        import jax
+
+        if not isinstance(x, jax.Array) or x.is_deleted() or len(x.devices()) != 1:
+            return None
+        try:
+            return x.unsafe_buffer_pointer(), x.nbytes
+        except Exception:  # not on one CPU buffer: nothing to compare
+            return None
 
     def is_staged(self, x: Any) -> bool:
         import jax

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .base import Target, native, own_torch_copy
+from .base import Target, native, own_torch_copy, torch_borrowable
 
 __all__ = ["TensorFlowTarget"]
 
@@ -72,6 +72,27 @@ class TensorFlowTarget(Target):
             return None
         torch = sys.modules["torch"]
         return self.tf.experimental.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(own))
+
+    def borrowed_from(self, x: Any) -> Any | None:
+        """A contiguous torch CPU tensor handed to TensorFlow by DLPack without a copy: an
+        ``EagerTensor`` reading torch's memory (no TensorFlow op writes into its inputs)."""
+        view = torch_borrowable(x, _DLPACK_DTYPES) if self._cpu_only else None
+        if view is None:
+            return None
+        torch = sys.modules["torch"]
+        return self.tf.experimental.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(view))
+
+    def memory_of(self, x: Any) -> tuple[int, int] | None:
+        """Read by DLPack, as torch sees it (where torch is loaded: only a torch source
+        borrows)."""
+        torch = sys.modules.get("torch")
+        if torch is None or not isinstance(x, self.tf.Tensor) or not self._cpu_only:
+            return None
+        try:
+            seen = torch.utils.dlpack.from_dlpack(self.tf.experimental.dlpack.to_dlpack(x))
+        except Exception:  # a dtype or kind DLPack does not carry: not borrowed either
+            return None
+        return seen.data_ptr(), seen.numel() * seen.element_size()
 
     @functools.cached_property
     def _cpu_only(self) -> bool:
