@@ -70,9 +70,9 @@ def own_torch_copy(x: Any, dtypes: Sequence[str]) -> Any:
     target can take over without copying again (:meth:`Target.copied_from`). Torch's
     allocator makes fresh memory cheaper than numpy's and TensorFlow's here (BERT-base's
     440 MB of weights, one thread, fresh process: 0.2 s CPU against 0.8)."""
-    if _plain_torch_cpu(x, dtypes) is None:
+    torch = _plain_torch_cpu(x, dtypes)
+    if torch is None:
         return None
-    torch = sys.modules["torch"]
     return x.detach().clone(memory_format=torch.contiguous_format)
 
 
@@ -266,7 +266,8 @@ class Target:
 
     def memory_of(self, x: Any) -> tuple[int, int] | None:
         """(first address, bytes) of the memory a target array ``x`` reads, where the target
-        can say; None where not (then it cannot have borrowed either)."""
+        can say; None where not (a stored weight whose memory is not known is copied when
+        anything was borrowed)."""
         return None
 
     from_numpy_copies: bool = False

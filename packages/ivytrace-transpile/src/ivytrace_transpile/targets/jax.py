@@ -28,6 +28,10 @@ a program this small: without both, ResNet-50's staged run compiles in 0.4 s CPU
 of 1.8 (runs 0.5 s instead of 0.7), BERT-base's in 0.9 s instead of 1.6-1.9 (one thread;
 wall under load 3.8 -> 0.8 s for ResNet-50's)."""
 
+_AS_IS = ("float16", "float32", "int8", "int16", "int32", "uint8")
+"""The torch dtypes jax holds as they are without x64: the weights it takes over from
+torch's memory (a copy, :meth:`JaxTarget.copied_from`, or borrowed for the run)."""
+
 _INT_DOWNCAST_32 = {
     "int64": "int32",
     "uint64": "uint32",
@@ -84,7 +88,7 @@ class JaxTarget(ArrayNamespaceTarget):
 
         if jax.default_backend() != "cpu":
             return None
-        own = own_torch_copy(x, ("float16", "float32", "int8", "int16", "int32", "uint8"))
+        own = own_torch_copy(x, _AS_IS)
         return None if own is None else jax.device_put(own.numpy())
 
     def borrowed_from(self, x: Any) -> Any | None:
@@ -94,7 +98,7 @@ class JaxTarget(ArrayNamespaceTarget):
 
         if jax.default_backend() != "cpu":
             return None
-        view = torch_borrowable(x, ("float16", "float32", "int8", "int16", "int32", "uint8"))
+        view = torch_borrowable(x, _AS_IS)
         return None if view is None else jax.device_put(view.numpy())
 
     def memory_of(self, x: Any) -> tuple[int, int] | None:
