@@ -71,11 +71,21 @@ WITHOUT_IVYTRACE = "import tensorflow\n" + _BUILD_AND_COMPILE.replace(
 )
 
 
-def _run(script: str, tmp_path) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(scope="module")
+def inductor_cache(tmp_path_factory):
+    """One inductor cache for the three scripts (and every xdist worker: the base
+    temporary directory's parent is the run's): they compile the same function, and
+    only the first compile (15-40 s on two cores) says nothing the others do not."""
+    path = tmp_path_factory.getbasetemp().parent / "inductor-cache"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def _run(script: str, tmp_path, cache) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "TF_CPP_MIN_LOG_LEVEL": "3",
-        "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
+        "TORCHINDUCTOR_CACHE_DIR": str(cache),
         "CUDA_VISIBLE_DEVICES": "",
     }
     return subprocess.run(
@@ -91,15 +101,15 @@ def _run(script: str, tmp_path) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     "script", [TENSORFLOW_FIRST, IVYTRACE_FIRST], ids=["tensorflow-first", "ivytrace-first"]
 )
-def test_tensorflow_and_triton_in_one_process(script, tmp_path):
-    done = _run(script, tmp_path)
+def test_tensorflow_and_triton_in_one_process(script, tmp_path, inductor_cache):
+    done = _run(script, tmp_path, inductor_cache)
     assert done.returncode == 0 and "COEXIST-OK" in done.stdout, done.stderr[-4000:]
 
 
-def test_without_ivytrace_the_process_aborts(tmp_path):
+def test_without_ivytrace_the_process_aborts(tmp_path, inductor_cache):
     # The control: the same script with no ivytrace dies in LLVM. If this starts to
     # pass, tensorflow and triton no longer clash and ivytrace._llvm may go.
-    done = _run(WITHOUT_IVYTRACE, tmp_path)
+    done = _run(WITHOUT_IVYTRACE, tmp_path, inductor_cache)
     assert done.returncode != 0, "tensorflow then triton no longer aborts without ivytrace"
     in_llvm = "LLVM ERROR" in done.stderr or "registered more than once" in done.stderr
     assert in_llvm, done.stderr[-4000:]

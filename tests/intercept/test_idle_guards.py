@@ -84,3 +84,59 @@ def test_a_guard_on_a_size_the_move_does_not_reach_stays():
     w2[1:, 0] = -1.0  # one kept row: the other answer
     with pytest.raises(ivy.GuardFailure):
         graph(x, w2)
+
+
+def _noting(fn):
+    """``fn`` noting (length, device type of its first op's result) of every call: "meta"
+    where the call computed nothing (a meta retrace)."""
+    seen: list[tuple[int, str]] = []
+
+    def call(x, *rest):
+        seen.append((x.shape[1], (x + 0).device.type))
+        return fn(x, *rest)
+
+    return call, seen
+
+
+def windowed(q, mask):
+    """A size test against a far literal whose answer is not used when a mask is given
+    (a sliding window of 4096 keys)."""
+    wide = q.shape[1] > 4096 and mask is None
+    scores = q @ q.transpose(-1, -2)
+    if wide:
+        scores = scores.tril()
+    return scores.masked_fill(~mask[:, None, :], -1e9).softmax(-1) @ q
+
+
+def capped(x):
+    """``min(2048, n)``: past 2048 the literal is used, a real guard (GlmMoeDsa's
+    ``min(index_topk, n)``)."""
+    k = min(2048, x.shape[1])
+    return x.topk(k, dim=-1).values
+
+
+def test_a_far_idle_guard_is_found_on_the_meta_device_alone():
+    """The other answer is at length 4097: the meta retrace alone shows the guard idle;
+    nothing is computed at that length."""
+    fn, seen = _noting(windowed)
+    q, mask = torch.randn(2, 7, 4), torch.ones(2, 7, dtype=torch.bool)
+    graph = ivy.trace_graph(fn, args=(q, mask))
+    assert not _guards(graph)
+    assert (4097, "meta") in seen and (4097, "cpu") not in seen, seen
+    q, mask = torch.randn(1, 4100, 4), torch.rand(1, 4100) > 0.3
+    mask[:, 0] = True
+    torch.testing.assert_close(graph(q, mask), windowed(q, mask))
+
+
+def test_a_far_guard_the_meta_retrace_does_not_clear_stays_without_a_real_retrace():
+    """At 2048 ``min`` hands back the literal: the meta retrace differs, and a real one at
+    2048 (a forward at that length) is not made; the guard stays and refuses past it."""
+    fn, seen = _noting(capped)
+    graph = ivy.trace_graph(fn, args=(torch.randn(2, 7, 7),))
+    assert (2048, "meta") in seen and (2048, "cpu") not in seen, seen
+    guards = _guards(graph)
+    assert len(guards) == 1 and "comparison" in (guards[0].meta.note or ""), graph.ir
+    y = torch.randn(2, 9, 9)
+    torch.testing.assert_close(graph(y), capped(y))
+    with pytest.raises(ivy.GuardFailure, match="comparison"):
+        graph(torch.randn(1, 2049, 3))

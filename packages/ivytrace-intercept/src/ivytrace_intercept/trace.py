@@ -378,9 +378,9 @@ def _check_sizes(
     def rebuild(new: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return _with_leaves(new, args, kwargs, arg_parts, kw_parts, is_dynamic, is_opaque)
 
-    idle = idle_guards(graph, leaves, rebuild, retrace)
     # torch alone: a first look at the moved sizes on the meta device, computing nothing
     abstract = on_meta(retrace) if graph.meta.source_framework == "torch" else None
+    idle = idle_guards(graph, leaves, rebuild, retrace, abstract)
     pinned = pin_baked_sizes(graph, leaves, rebuild, retrace, fn, mode, abstract)
     return drop_idle_guards(pinned, idle)
 
