@@ -14,7 +14,9 @@ thread count (``--threads 1``: one each, see ``bench_transpile.py`` for why). Ea
   call (what this row measured before the folding), and on tensorflow "xla": the per-call
   function under ``tf.function(jit_compile=True)``;
 - the written package: the root Keras layer called under ``tf.function``, and
-  ``jax.jit(forward)(params, ...)``.
+  ``jax.jit(forward)(params, ...)``;
+- the translated object called as a user calls it, ``tr(**inputs)``, after the calls that
+  make it compile (``warmcalls.WARM_AFTER``): "object".
 
 Ratios are medians of the per-round ratios. Also the package's class count and size, the
 node counts of the translation and of the per-call graph, and the machine's load average
@@ -63,6 +65,7 @@ def child(model_name: str, rounds: int, threads: int = 0) -> dict[str, Any]:
     from bench_transpile import _build, _leaves, _split_static
 
     from ivytrace_compile import compile_graph
+    from ivytrace_transpile.warmcalls import WARM_AFTER
 
     if threads:
         torch.set_num_threads(threads)
@@ -118,6 +121,7 @@ def child(model_name: str, rounds: int, threads: int = 0) -> dict[str, Any]:
             runs["tf unfolded"] = (lambda f=unfolded, w=own, x=t_in: f(w, **x), lambda r: r)
             runs["tf xla"] = (lambda f=xla, w=weights, x=t_in: f(w, **x), lambda r: r)
             runs["tf package"] = (lambda p=packaged, x=t_in: p(**x), lambda r: r)
+            runs["tf object"] = (lambda o=tr, x=t_in: o(**x, **static), lambda r: r)
         else:
             flat = jax.jit(lambda w, x, fn=fn: _leaves(fn(w, **x)))
             unfolded = jax.jit(lambda w, x, fn=whole: _leaves(fn(w, **x)))
@@ -135,9 +139,14 @@ def child(model_name: str, rounds: int, threads: int = 0) -> dict[str, Any]:
                 lambda p=packaged, q=params, x=t_in: p(q, **x),
                 jax.block_until_ready,
             )
+            runs["jax object"] = (
+                lambda o=tr, x=t_in: o(**x, **static),
+                lambda r: jax.block_until_ready(_leaves(r)),
+            )
     for key, (fn, sync) in list(runs.items()):  # warm: compile once
         try:
-            sync(fn())
+            for _ in range(WARM_AFTER + 1 if key.endswith("object") else 1):
+                sync(fn())
         except Exception as exc:  # XLA refuses a graph with value guards (asserts)
             if key != "tf xla":
                 raise
@@ -159,6 +168,9 @@ def child(model_name: str, rounds: int, threads: int = 0) -> dict[str, Any]:
         )
         out[f"{t} package / in-process"] = statistics.median(
             p / i for p, i in zip(times[f"{t} package"], times[f"{t} in-process"])
+        )
+        out[f"{t} object / in-process"] = statistics.median(
+            p / i for p, i in zip(times[f"{t} object"], times[f"{t} in-process"])
         )
     return out
 

@@ -54,6 +54,7 @@ from .specialize import (
 )
 from .targets import get_target
 from .translate import Translation, translate_graph
+from .warmcalls import WarmCall
 
 __all__ = ["SOURCES", "DefaultDir", "TranslatedCallable", "source_of"]
 
@@ -141,6 +142,7 @@ class TranslatedCallable:
         self._made: list[tuple[str, Translation]] = []  # (inputs, translation), in order
         self._changed: dict[tuple[Any, ...], list[Decision]] = {}  # decisions that retraced
         self._weights = SharedWeights()
+        self._warm: dict[CompiledGraph, WarmCall] = {}  # compiled once their shapes repeat
 
     # ---- building
     def translate(
@@ -339,8 +341,12 @@ class TranslatedCallable:
         """One specialisation called; a target framework's error becomes a
         :class:`TranslatedCallError` (a failed guard passes unchanged)."""
         tr, compiled = entry
+        warm = self._warm.get(compiled)
+        if warm is None:
+            target = get_target(self.target)
+            warm = self._warm[compiled] = WarmCall(target, compiled.fn, compiled.graph.outputs)
         try:
-            return compiled.fn(self.weights_for(tr), *args, **kwargs)
+            return warm(self.weights_for(tr), args, kwargs)
         except GuardFailure:
             raise
         except Exception as exc:

@@ -211,6 +211,16 @@ class Target:
         compiled where eager dispatch compiles every op (jax)."""
         return fn
 
+    compiles: bool = False
+    """Whether :meth:`compile_call` compiles: a translation called again and again at one
+    set of shapes then runs compiled (``warmcalls.py``)."""
+
+    def compile_call(self, fn: Any) -> Any:
+        """``fn`` (a function of a weights dict and a list of target arrays) compiled as
+        the target's users compile their code (``jax.jit``, ``tf.function``): it traces at
+        each new set of shapes and runs compiled after."""
+        raise NotImplementedError(f"{self.name} does not compile calls")
+
     def run_staged(self, fn: Any, params: list[Any], leaves: list[Any]) -> list[Any]:
         """``fn(params, leaves)`` (which returns a list of arrays) traced on staged values,
         with a trace of this target recording the calls made on them, compiled and run

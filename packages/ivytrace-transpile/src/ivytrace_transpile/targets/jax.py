@@ -121,6 +121,13 @@ class JaxTarget(ArrayNamespaceTarget):
 
         return jax.jit(fn, compiler_options=_VALIDATION_COMPILE)
 
+    compiles = True
+
+    def compile_call(self, fn: Any) -> Any:
+        import jax
+
+        return jax.jit(fn)
+
     def run_staged(self, fn: Any, params: list[Any], leaves: list[Any]) -> list[Any]:
         import jax
 

@@ -82,6 +82,13 @@ class TensorFlowTarget(Target):
         torch = sys.modules["torch"]
         return self.tf.experimental.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(view))
 
+    compiles = True
+
+    def compile_call(self, fn: Any) -> Any:
+        """A ``tf.function`` without autograph: the generated code's Python ``if`` reads
+        sizes, which are static there, as under ``jax.jit``."""
+        return self.tf.function(fn, autograph=False)
+
     def memory_of(self, x: Any) -> tuple[int, int] | None:
         """Read by DLPack, as torch sees it (where torch is loaded: only a torch source
         borrows)."""
