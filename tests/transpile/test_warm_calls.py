@@ -154,3 +154,37 @@ def test_a_result_sized_by_data_answers_right_compiled_or_not(target):
         np.testing.assert_allclose(got, positives(x).numpy(), rtol=1e-6)
     # jax needs the count as a value: its compiled call failed once and is not tried again
     assert tc._warm[tc.compiled].compiling is (target == "tensorflow")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_targets_switch_for_eager_calls_keeps_every_call_eager(target):
+    """``jax.disable_jit()`` / ``tf.config.run_functions_eagerly(True)``, to debug."""
+    torch.manual_seed(0)
+    m = _Block().eval()
+    tc = transpile(m, target=target, args=(torch.randn(2, 5, 6),), output_dir=False)
+    runs = _counting(tc)
+    if target == "jax":
+        import jax
+
+        switch = jax.disable_jit()
+    else:
+        import contextlib
+
+        import tensorflow as tf
+
+        @contextlib.contextmanager
+        def eagerly():
+            tf.config.run_functions_eagerly(True)
+            try:
+                yield
+            finally:
+                tf.config.run_functions_eagerly(False)
+
+        switch = eagerly()
+    x = torch.randn(2, 5, 6)
+    with switch:
+        for _ in range(WARM_AFTER + 3):
+            got = to_numpy(tc(_to_target(target, x)))
+    assert runs[0] == WARM_AFTER + 3
+    with torch.no_grad():
+        np.testing.assert_allclose(got, m(x).numpy(), rtol=1e-5, atol=1e-5)
