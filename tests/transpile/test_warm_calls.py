@@ -30,6 +30,14 @@ class _Block(torch.nn.Module):
         return torch.nn.functional.gelu(self.lin(self.norm(x))).softmax(-1)
 
 
+def _block_translation(target):
+    """A seeded ``_Block``, its translation to ``target`` and the count of its body runs."""
+    torch.manual_seed(0)
+    m = _Block().eval()
+    tc = transpile(m, target=target, args=(torch.randn(2, 5, 6),), output_dir=False)
+    return m, tc, _counting(tc)
+
+
 def _counting(tc):
     """The number of times the translation's generated function body has run, as a list
     of one count (the compiled graph's ``fn`` wrapped before the first call)."""
@@ -59,10 +67,7 @@ def _to_target(target, x):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_repeated_calls_at_one_shape_run_compiled_and_answer_as_torch(target):
-    torch.manual_seed(0)
-    m = _Block().eval()
-    tc = transpile(m, target=target, args=(torch.randn(2, 5, 6),), output_dir=False)
-    runs = _counting(tc)
+    m, tc, runs = _block_translation(target)
     for length in (5, 9):
         before = runs[0]
         for _ in range(WARM_AFTER + 4):
@@ -159,10 +164,7 @@ def test_a_result_sized_by_data_answers_right_compiled_or_not(target):
 @pytest.mark.parametrize("target", TARGETS)
 def test_the_targets_switch_for_eager_calls_keeps_every_call_eager(target):
     """``jax.disable_jit()`` / ``tf.config.run_functions_eagerly(True)``, to debug."""
-    torch.manual_seed(0)
-    m = _Block().eval()
-    tc = transpile(m, target=target, args=(torch.randn(2, 5, 6),), output_dir=False)
-    runs = _counting(tc)
+    m, tc, runs = _block_translation(target)
     if target == "jax":
         import jax
 
