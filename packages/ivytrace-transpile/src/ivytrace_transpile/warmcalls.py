@@ -38,7 +38,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ivytrace_ir import GuardFailure, TensorSpec, Value, flatten, iter_arg_leaves, unflatten
+from ivytrace_ir import (
+    GuardFailure,
+    TensorSpec,
+    Value,
+    flatten,
+    framework_of,
+    iter_arg_leaves,
+    unflatten,
+)
 
 __all__ = ["WARM_AFTER", "WarmCall"]
 
@@ -112,8 +120,6 @@ class WarmCall:
 
 
 def _is_any_array(x: Any) -> bool:
-    from ivytrace_ir import framework_of
-
     return framework_of(x) is not None
 
 
