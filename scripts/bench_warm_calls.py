@@ -1,7 +1,8 @@
 """The translated object called as a user calls it, ``tc(**inputs)``: eagerly (compiling
 off, what every call did before ``warmcalls.py``) beside warm (compiled once one set of
-shapes has been seen ``WARM_AFTER`` times), interleaved with torch eager in one process
-per model and target.
+shapes has been seen ``Target.eager_calls`` times: 2 on tensorflow, 0 on jax), interleaved
+with torch eager in one process per model and target. Also the first call of each at the
+traced shape ("first s"): the warm object's first (compiled on jax) before the eager one's.
 
 Models are ``bench_transpile.py``'s (transformers ResNet-50, BERT-base, GPT-2 small,
 random weights); ``--bert-mask`` gives BERT a padded attention mask, whose check of the
@@ -38,7 +39,7 @@ def _child(name: str, target: str, rounds: int, mask: bool) -> dict[str, Any]:
     from bench_transpile import _build, _leaves, _split_static
 
     import ivytrace_transpile as it
-    from ivytrace_transpile.warmcalls import WARM_AFTER, WarmCall
+    from ivytrace_transpile.warmcalls import WarmCall
 
     model, inputs = _build(name, padded_mask=mask and name == "BERT-base")[:2]
     arrays, static = _split_static(inputs)
@@ -72,9 +73,14 @@ def _child(name: str, target: str, rounds: int, mask: bool) -> dict[str, Any]:
         "warm": lambda: sync(warm(weights, (), kw)),
     }
     times: dict[str, list[float]] = {k: [] for k in runs}
+    first: dict[str, float] = {}
     with torch.no_grad():
+        for k in ("warm", "eager"):  # the first call at this shape: jax compiles here
+            t0 = time.perf_counter()
+            runs[k]()
+            first[k] = time.perf_counter() - t0
         for fn in runs.values():
-            for _ in range(WARM_AFTER + 1):
+            for _ in range(tgt.eager_calls + 1):
                 fn()
         for _ in range(rounds):
             for k, fn in runs.items():
@@ -89,6 +95,7 @@ def _child(name: str, target: str, rounds: int, mask: bool) -> dict[str, Any]:
     for k in ("eager", "warm"):
         out[f"{k} / torch"] = statistics.median(t / b for t, b in zip(times[k], base))
     out["compiled"] = warm.compiling
+    out["first s"] = first
     return out
 
 
@@ -118,7 +125,8 @@ def main() -> None:
             print(
                 f"{name:10s} {target:10s} torch {res['torch ms']:7.1f} ms  "
                 f"eager {res['eager / torch']:.3f}x  warm {res['warm / torch']:.3f}x  "
-                f"(compiled: {res['compiled']}, load {res['load']:.2f})",
+                f"(compiled: {res['compiled']}, load {res['load']:.2f}); first call: "
+                f"eager {res['first s']['eager']:.2f} s, warm {res['first s']['warm']:.2f} s",
                 flush=True,
             )
 

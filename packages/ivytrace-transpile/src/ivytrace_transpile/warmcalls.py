@@ -10,11 +10,14 @@ jax and 0.79x under ``jax.jit``; on tensorflow 1.25x eagerly and 0.86x as a
 jax users jit its ``forward``), so the object ran slower than its own package.
 
 :class:`WarmCall` closes that gap for one specialisation: its calls run eagerly until one
-set of input shapes has been seen :data:`WARM_AFTER` times, after which calls at those
+set of input shapes has been seen :attr:`Target.eager_calls
+<ivytrace_transpile.targets.base.Target.eager_calls>` times, after which calls at those
 shapes go through the target's compiler (:meth:`Target.compile_call
-<ivytrace_transpile.targets.base.Target.compile_call>`). A call that is made once or twice
-(a test, a new length) never pays for a compile; a loop pays once per shape, as it would
-under ``jax.jit``.
+<ivytrace_transpile.targets.base.Target.compile_call>`). On TensorFlow (2 eager calls) a
+call that is made once or twice (a test, a new length) never pays for a compile; jax's
+eager dispatch compiles every primitive at each new shape, dearer than one compile of the
+whole call, so there it is 0: compiled from the first call, as under ``jax.jit``. A loop
+pays once per shape.
 
 What is compiled is the same generated function, so the answer is the same graph's (the
 target's compiler may fuse and reorder, within the validation's tolerance). It is used
@@ -48,10 +51,8 @@ from ivytrace_ir import (
     unflatten,
 )
 
-__all__ = ["WARM_AFTER", "WarmCall"]
+__all__ = ["WarmCall"]
 
-WARM_AFTER = 2
-"""Eager calls at one set of input shapes before the next one is compiled."""
 _MAX_SHAPES = 64
 """Input shape sets counted at once (then the counts start again)."""
 
@@ -83,7 +84,7 @@ class WarmCall:
             return self._fn(weights, *args, **kwargs)
         shape_key = (repr(tree), *((tuple(x.shape), str(x.dtype)) for x in leaves))
         seen = self._seen.get(shape_key, 0)
-        if seen < WARM_AFTER:
+        if seen < self._target.eager_calls:
             if len(self._seen) >= _MAX_SHAPES:
                 self._seen.clear()
             self._seen[shape_key] = seen + 1

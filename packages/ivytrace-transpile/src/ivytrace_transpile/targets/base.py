@@ -215,6 +215,11 @@ class Target:
     """Whether :meth:`compile_call` compiles: a translation called again and again at one
     set of shapes then runs compiled (``warmcalls.py``)."""
 
+    eager_calls: int = 2
+    """Calls at one set of input shapes answered eagerly before the next one is compiled
+    (``warmcalls.py``): where eager ops are ready-made kernels (TensorFlow), a call made
+    once or twice (a test, a new length) pays no compile."""
+
     def compile_call(self, fn: Any) -> Any:
         """``fn`` (a function of a weights dict and a list of target arrays) compiled as
         the target's users compile their code (``jax.jit``, ``tf.function``): it traces at

@@ -122,6 +122,11 @@ class JaxTarget(ArrayNamespaceTarget):
         return jax.jit(fn, compiler_options=_VALIDATION_COMPILE)
 
     compiles = True
+    eager_calls = 0
+    """jax's eager dispatch compiles every primitive at each new shape, which costs more
+    than compiling the whole call: the first call at a shape took 2.1 s eagerly against
+    1.05 s under ``jax.jit`` on BERT-base (1x128), 1.97 against 1.06 s on ResNet-50, and
+    10.6 against 1.6 s on transformers' tiny GlmMoeDsa. So it is compiled from the first."""
 
     def compile_call(self, fn: Any) -> Any:
         import jax
