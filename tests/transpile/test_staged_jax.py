@@ -149,3 +149,45 @@ def test_a_data_dependent_shape_is_translated_through_the_eager_run():
     tc = ivy.transpile(f, target="jax", args=(x,))
     assert all(c.ok for c in tc.translation.checks)
     assert float(np.asarray(tc.translation.output)) == pytest.approx(float(f(x)))
+
+
+def _any_item(x, mask):
+    """A value read into Python: Longformer's ``is_global_attn = (...).any().item()``."""
+    if mask.any().item():
+        return x * 2
+    return x + 1
+
+
+def test_a_value_read_into_python_stages_and_its_guard_runs_compiled():
+    x, mask = torch.randn(3, 5), torch.zeros(3, 5, dtype=torch.bool)
+    mask[1, 2] = True
+    with xla_compiles() as compiles:
+        tc = it.transpile(_any_item, target="jax", args=(x, mask), output_dir=False)
+    assert len(compiles) <= 2  # staged: the torch trace's answer stood in for the read
+    for _ in range(3):
+        x = torch.randn(3, 5)
+        got = np.asarray(tc(jax.numpy.asarray(x.numpy()), jax.numpy.asarray(mask.numpy())))
+        np.testing.assert_allclose(got, _any_item(x, mask).numpy(), rtol=1e-6)
+    assert tc._warm[tc.compiled].compiling  # its guard is checked on the array, under jit
+    none = torch.zeros(3, 5, dtype=torch.bool)  # the read's other answer: specialised again
+    with pytest.warns(it.RetraceWarning):
+        got = np.asarray(tc(jax.numpy.asarray(x.numpy()), jax.numpy.asarray(none.numpy())))
+    np.testing.assert_allclose(got, _any_item(x, none).numpy(), rtol=1e-6)
+
+
+def _low_sum(cx, x, *a, **k):
+    return jax.numpy.sum(x) - 1e-6  # within the node check's tolerance of 3.0 ...
+
+
+def test_an_answer_the_translation_would_not_give_is_not_stood_in():
+    # ... but int() of it is 2 where torch read 3: the answer stood in is checked against
+    # the array the compiled call computed, and the run redone eagerly, which refuses
+    table = {**it.TORCH_RULES, "torch.Tensor.sum": _low_sum}
+
+    def f(x):
+        return x * int(x.sum())
+
+    x = torch.ones(3)
+    graph = ivy.trace_graph(f, args=(x,)).ir
+    with pytest.raises(it.TranspileError, match=r"another branch.*2 != 3"):
+        it.translate_graph(graph, "jax", (x,), {}, table)

@@ -24,6 +24,7 @@ import numpy as np
 from ivytrace_ir import Value, framework_of, iter_arg_leaves, map_arg
 from ivytrace_ir.opfacts import CONVERSION_DUNDERS, CONVERSIONS
 
+from .hints import STAND_IN
 from .recorder import Recorder
 from .registry import REGISTRY
 from .scalars import is_tracked_scalar
@@ -47,6 +48,16 @@ class UnrecordedArrayWarning(UserWarning):
 LEAVING: Mapping[str, str] = MappingProxyType({n: c.why for n, c in CONVERSIONS.items()})
 """Calls whose result Python turns into a plain value (the tracking is lost): guarded, for
 the reason the registry gives (:data:`ivytrace_ir.opfacts.CONVERSIONS`)."""
+
+
+def _reads_value(name: str) -> bool:
+    """Whether the call recorded as ``name`` is a conversion that reads an array's values
+    (``bool(x)``, ``x.__int__()``; not ``len(x)``)."""
+    conv = CONVERSIONS.get(name) or CONVERSIONS.get(
+        CONVERSION_DUNDERS.get(name.rsplit(".", 1)[-1], "")
+    )
+    return conv is not None and conv.reads_value
+
 
 LEAVING_DUNDERS = CONVERSION_DUNDERS
 """Array dunders of :data:`LEAVING` calls -> the name recorded for them (``len(x)`` is
@@ -228,7 +239,13 @@ class PatchingInterceptor:
             # ``lax.cond(p, f, g, x)``, ``tf.map_fn(f, x)``: run as written, so that the
             # calls the functions make are recorded (and a decision on ``p`` guarded).
             return call(*args, **kwargs)
-        result = self.run_quiet(call, args, kwargs)
+        try:
+            result = self.run_quiet(call, args, kwargs)
+        except Exception:
+            box = STAND_IN.get()
+            if box is None or box.used or not _reads_value(name) or len(args) != 1 or kwargs:
+                raise
+            result = box.take(self.unwrap(args[0]))  # an abstract array's known answer
         with rec.not_recording():
             if not tracked and not self.record_untracked(name, args, kwargs, result):
                 return result

@@ -9,9 +9,16 @@ function returns every value the validation compares, so the whole translated ru
 compiled once and run once. The validation is then the same as after an eager run: node
 by node, in graph order, naming the first node that diverges.
 
+A value read into Python (``bool(mask.all())``, ``x.item()``: a guard on the answer
+follows) has no value while staged. Its answer is the torch trace's at that node (the
+translator hands it in: ``hints.standing_in``), recorded as the conversion's result, and
+checked once the array is computed: where the translation's array gives another answer,
+the run is redone eagerly. So transformers' check of a padded mask, Longformer's
+``is_global_attn = ....any().item()``, still stage.
+
 What cannot be staged falls back to the eager run, detected by the errors the target's
-compiler raises when traced code needs a concrete value (``bool()`` or ``float()`` of a
-staged array, a shape read from data: :attr:`Target.abstract_errors`). A rule that fails
+compiler raises when traced code needs a concrete value (a value used as a size, a shape
+read from data: :attr:`Target.abstract_errors`). A rule that fails
 while staged is run again eagerly too, so that an earlier node that diverges is named
 first, as the eager run does (:class:`NeedsValues`).
 """
@@ -40,11 +47,14 @@ def staged_trace(
     params: dict[str, Any],
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
+    stood_in: Callable[[], list[tuple[Any, Any]]] = list,
 ) -> tuple[TraceResult, list[tuple[int, list[Any]]]] | None:
     """``record(params, args, kwargs)`` (the trace of the translated run) staged on
     ``target``: the trace and what each node produced (``produced()`` read after the
     trace), with every staged value replaced by the value the compiled call computed.
-    ``None`` when the run cannot be staged (the caller runs it eagerly)."""
+    ``stood_in()``: (array, answer) of each value read whose answer was given (see the
+    module), checked here. ``None`` when the run cannot be staged (the caller runs it
+    eagerly)."""
     leaves, tree = flatten((args, kwargs), target.is_array)
     box: list[tuple[TraceResult, list[tuple[int, list[Any]]], list[Any]]] = []
 
@@ -56,7 +66,7 @@ def staged_trace(
         made = produced()
         fetch: list[Any] = []
         map_arg(
-            ([got for _, got in made], res.output, list(res.drawn.values())),
+            ([got for _, got in made], res.output, list(res.drawn.values()), stood_in()),
             lambda a: fetch.append(a) if target.is_staged(a) else None,
         )
         box.append((res, made, fetch))
@@ -70,6 +80,10 @@ def staged_trace(
         return None
     res, made, fetch = box[-1]
     swap = {id(t): v for t, v in zip(fetch, values, strict=True)}
+    for array, answer in stood_in():  # the answers given: the translation's own?
+        got = swap.get(id(array))
+        if got is None or type(answer)(got) != answer:
+            return None
 
     def concrete(a: Any) -> Any:
         return swap.get(id(a), a)

@@ -22,6 +22,7 @@ untranslatable graph gets one error listing every op without a rule.
 from __future__ import annotations
 
 import collections
+import contextlib
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,12 +31,15 @@ from typing import Any
 import numpy as np
 
 from ivytrace_intercept import IdentityMap, TraceResult, is_tracked_scalar, source_hint, trace
+from ivytrace_intercept.hints import standing_in
 from ivytrace_ir import (
     Const,
     Graph,
     Node,
     Opaque,
+    ScalarSpec,
     Symbol,
+    TensorSpec,
     Value,
     flatten,
     framework_of,
@@ -325,7 +329,7 @@ def _translated_run(
     def record(
         p: dict[str, Any], a: tuple[Any, ...], k: dict[str, Any], keep_values: bool = False
     ) -> TraceResult:
-        run.produced = []
+        run.produced, run.stood_in = [], []
         with remembering_transposes():
             return trace(
                 run.run, (p, *a), k, name=name, frameworks=(target,), keep_values=keep_values
@@ -334,7 +338,10 @@ def _translated_run(
     if run.tgt.stages:
         run.staged = True
         try:
-            got = staged_trace(run.tgt, record, lambda: run.produced, params, t_args, t_kwargs)
+            got = staged_trace(
+                run.tgt, record, lambda: run.produced, params, t_args, t_kwargs,
+                lambda: run.stood_in,
+            )  # fmt: skip
         finally:
             run.staged = False
         if got is not None:
@@ -388,6 +395,8 @@ class _TranslatedRun:
         }
         self.produced: list[tuple[int, list[Any]]] = []
         self.staged = False  # running on staged values (``staging.py``)
+        # staged: (array, answer) of each value read the torch trace's answer stood in for
+        self.stood_in: list[tuple[Any, Any]] = []
 
     def leaf_value(self, a: Any, env: dict[int, Any]) -> Any:
         if isinstance(a, Value):
@@ -432,6 +441,20 @@ class _TranslatedRun:
         # ModelOutput iterates its fields) would record reads of the target arrays.
         return tuple(map_arg(o, lambda a: self.leaf_value(a, env)) for o in graph.outputs)
 
+    def _standing_in(self, node: Node) -> Any:
+        """Staged, a node that reads one value of an array into Python (``bool(mask.all())``,
+        ``x.item()``) has no value to read: the torch trace's answer stands in for it, and
+        is checked against the array once computed (``staging.py``). Else nothing."""
+        outs, ins = node.outputs, node.inputs()
+        if not (
+            self.staged
+            and len(outs) == 1
+            and isinstance(outs[0].spec, ScalarSpec)
+            and any(isinstance(v.spec, TensorSpec) for v in ins)
+        ):
+            return contextlib.nullcontext()
+        return standing_in(self.ref[outs[0].id])
+
     def run_node(
         self, i: int, node: Node, env: dict[int, Any], specs: IdentityMap
     ) -> list[Any] | None:
@@ -457,7 +480,10 @@ class _TranslatedRun:
             )
             cx = RuleContext(self.tgt, node, tuple(r_args_n), r_kw_n, ref_result(node, ref), specs)
             try:
-                result = rule(cx, *t_args_n, **t_kw_n)
+                with self._standing_in(node) as box:
+                    result = rule(cx, *t_args_n, **t_kw_n)
+                if box is not None and box.used:
+                    self.stood_in.append((box.array, box.value))
             except TranspileError:
                 raise
             except Exception as exc:
