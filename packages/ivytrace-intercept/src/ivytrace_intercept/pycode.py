@@ -200,10 +200,14 @@ two functions (with other globals) one key."""
 
 
 def _forget(key: int) -> Any:
+    # the table itself, not the module's name for it: at interpreter exit the module's
+    # globals are cleared to None before the last code objects (and these callbacks) go
+    table = _REWRITES
+
     def callback(ref: Any) -> None:
-        hit = _REWRITES.get(key)
+        hit = table.get(key)
         if hit is not None and hit[0] is ref:
-            del _REWRITES[key]
+            del table[key]
 
     return callback
 
