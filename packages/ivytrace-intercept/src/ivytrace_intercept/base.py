@@ -51,12 +51,12 @@ the reason the registry gives (:data:`ivytrace_ir.opfacts.CONVERSIONS`)."""
 
 
 def _reads_value(name: str) -> bool:
-    """Whether the call recorded as ``name`` is a conversion that reads an array's values
-    (``bool(x)``, ``x.__int__()``; not ``len(x)``)."""
-    conv = CONVERSIONS.get(name) or CONVERSIONS.get(
-        CONVERSION_DUNDERS.get(name.rsplit(".", 1)[-1], "")
-    )
-    return conv is not None and conv.reads_value
+    """Whether the call recorded as ``name`` reads one value of an array into Python: a
+    conversion that reads values (``bool(x)``, ``x.__int__()``; not ``len(x)``) or the
+    arrays' ``item`` method."""
+    attr = name.rsplit(".", 1)[-1]
+    conv = CONVERSIONS.get(name) or CONVERSIONS.get(CONVERSION_DUNDERS.get(attr, ""))
+    return attr == "item" or (conv is not None and conv.reads_value)
 
 
 LEAVING_DUNDERS = CONVERSION_DUNDERS

@@ -10,9 +10,10 @@ compiled once and run once. The validation is then the same as after an eager ru
 by node, in graph order, naming the first node that diverges.
 
 A value read into Python (``bool(mask.all())``, ``x.item()``: a guard on the answer
-follows) has no value while staged. Its answer is the torch trace's at that node (the
-translator hands it in: ``hints.standing_in``), recorded as the conversion's result, and
-checked once the array is computed: where the translation's array gives another answer,
+follows) has no value while staged. Where the answer is exact (a truth value, an
+integer), it is the torch trace's at that node (the translator hands it in:
+``hints.standing_in``), recorded as the read's result, and checked once the array is
+computed: where the translation's array gives another answer,
 the run is redone eagerly. So transformers' check of a padded mask, Longformer's
 ``is_global_attn = ....any().item()``, still stage.
 

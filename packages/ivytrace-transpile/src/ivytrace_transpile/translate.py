@@ -444,12 +444,16 @@ class _TranslatedRun:
     def _standing_in(self, node: Node) -> Any:
         """Staged, a node that reads one value of an array into Python (``bool(mask.all())``,
         ``x.item()``) has no value to read: the torch trace's answer stands in for it, and
-        is checked against the array once computed (``staging.py``). Else nothing."""
+        is checked against the array once computed (``staging.py``). Else nothing. Only an
+        exact answer (a truth value, an integer) stands in: a float read is pinned exactly by
+        its guard, and the same float computed by another compile of the same code (XLA's
+        fusions) can differ in its last bit, so the eager run's own answer is kept there."""
         outs, ins = node.outputs, node.inputs()
         if not (
             self.staged
             and len(outs) == 1
             and isinstance(outs[0].spec, ScalarSpec)
+            and type(self.ref.get(outs[0].id)) in (bool, int)
             and any(isinstance(v.spec, TensorSpec) for v in ins)
         ):
             return contextlib.nullcontext()

@@ -48,22 +48,10 @@ def _scalar(cx, x):
     number where the target records the read (``item`` of jax and numpy arrays), else the
     0-d array itself (tensorflow: ``x.numpy().item()`` is no recorded call, and its number
     would be baked into the translation; a 0-d tensor computes on, and is guarded where
-    Python decides with it). Where the target stages (jax), the number is read by the
-    builtin conversion of the array's kind (``bool``, ``int``, ``float``)."""
+    Python decides with it)."""
     if cx.target.name == "tensorflow":
         return cx.target.reshape(x, [])
-    if not cx.target.stages:
-        return x.item()
-    # a builtin conversion, as Python's own ``bool(x)``: a guard on its answer is checked
-    # on the array in compiled code (``value_guard``), and a staged run is given the answer
-    kind = str(x.dtype)
-    conv = (
-        bool if kind == "bool"
-        else complex if kind.startswith("complex")
-        else float if kind.startswith(("float", "bfloat"))
-        else int
-    )  # fmt: skip
-    return conv(x if len(x.shape) == 0 else cx.target.reshape(x, ()))
+    return x.item()
 
 
 @rule("torch.Tensor.item")
