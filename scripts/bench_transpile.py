@@ -335,11 +335,17 @@ def _thread_env(threads: int) -> dict[str, str]:
 
 
 def _run_child(
-    *argv: str, threads: int, timeout: float = 600, python: str | None = None
+    *argv: str,
+    threads: int,
+    timeout: float = 600,
+    python: str | None = None,
+    script: str = __file__,
 ) -> dict[str, Any]:
+    """``script --child *argv`` in a fresh process: the result it :func:`_emit` s, or
+    ``{"error": ...}``."""
     try:
         out = subprocess.run(
-            [python or sys.executable, __file__, "--child", *argv],
+            [python or sys.executable, script, "--child", *argv],
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import statistics
-import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_transpile import _emit, _run_child
 
 ARMS = ("stand-in", "stand-in off")
 
@@ -82,21 +84,16 @@ def main() -> None:
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        print(json.dumps(_child(a.child)))
+        _emit(_child(a.child))
         return
     got: dict[str, list[dict[str, Any]]] = {arm: [] for arm in ARMS}
     for _ in range(a.rounds):
         for arm in ARMS:
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", arm],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if done.returncode != 0:
-                print(f"{arm}: failed\n{done.stderr[-2000:]}")
+            res = _run_child(arm, threads=0, script=__file__)
+            if "error" in res:
+                print(f"{arm}: failed\n{res['error']}")
                 return
-            got[arm].append(json.loads(done.stdout.strip().splitlines()[-1]))
+            got[arm].append(res)
     for arm, runs in got.items():
         med = {k: statistics.median(r[k] for r in runs) for k in ("translate", "first", "later")}
         print(
