@@ -81,10 +81,8 @@ def staged_trace(
         return None
     res, made, fetch = box[-1]
     swap = {id(t): v for t, v in zip(fetch, values, strict=True)}
-    for array, answer in stood_in():  # the answers given: the translation's own?
-        got = swap.get(id(array))
-        if got is None or type(answer)(got) != answer:
-            return None
+    if not all(_answers(swap.get(id(a)), answer) for a, answer in stood_in()):
+        return None  # an answer given is not the translation's own: the eager run decides
 
     def concrete(a: Any) -> Any:
         return swap.get(id(a), a)
@@ -95,3 +93,13 @@ def staged_trace(
         drawn={k: concrete(v) for k, v in res.drawn.items()},
     )
     return res, [(i, [concrete(x) for x in got]) for i, got in made]
+
+
+def _answers(got: Any, answer: Any) -> bool:
+    """Whether the computed array ``got`` reads as ``answer`` (a bool or an int), as the
+    conversion the answer stood in for would read it. An array it cannot be read from (more
+    than one element: the read itself was wrong) does not: the eager run then reports the
+    read's own error."""
+    if got is None or getattr(got, "size", 1) != 1:
+        return False
+    return type(answer)(got.reshape(()) if hasattr(got, "reshape") else got) == answer
