@@ -188,8 +188,9 @@ class _Codegen(Exprs, Trees):
 
     def find_value_guards(self) -> None:
         """Guards on an array's value, ``guard(bool(x), True)`` (or of a truth value's
-        ``x.item()``) with ``x`` a TensorFlow or JAX array, become ``value_guard(i, x, True)``: the check then needs the array, not
-        its Python value, and can be staged by ``tf.function`` / ``jax.jit``. The conversion
+        ``x.item()``) with ``x`` a TensorFlow or JAX array, become ``value_guard(i, x,
+        True)``: the check then needs the array, not its Python value, and can be staged by
+        ``tf.function`` / ``jax.jit``. The conversion
         node is not written when lowered guards are all that read it (else it stays, and
         the guards with it: its value is needed as a Python value anyway)."""
         nodes = self.g.nodes
@@ -211,10 +212,12 @@ class _Codegen(Exprs, Trees):
                 continue
             conv_node = nodes[j]
             op = conv_node.op
-            conversion = op_record(op).conversion
-            if conversion is not None and conversion.reads_value:
-                conv = conversion.builtin
-            elif op.rsplit(".", 1)[-1] == "item" and type(want) is bool:
+            record = op_record(op)
+            if not record.reads_value:
+                continue
+            if record.conversion is not None:
+                conv = record.conversion.builtin
+            elif type(want) is bool:
                 conv = "bool"  # ``x.item()`` of a truth value: what ``bool(x)`` reads
             else:
                 continue

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ivytrace_ir import Value, framework_of, iter_arg_leaves, map_arg
-from ivytrace_ir.opfacts import CONVERSION_DUNDERS, CONVERSIONS
+from ivytrace_ir.opfacts import CONVERSION_DUNDERS, CONVERSIONS, op_record
 
 from .hints import STAND_IN
 from .recorder import Recorder
@@ -48,15 +48,6 @@ class UnrecordedArrayWarning(UserWarning):
 LEAVING: Mapping[str, str] = MappingProxyType({n: c.why for n, c in CONVERSIONS.items()})
 """Calls whose result Python turns into a plain value (the tracking is lost): guarded, for
 the reason the registry gives (:data:`ivytrace_ir.opfacts.CONVERSIONS`)."""
-
-
-def _reads_value(name: str) -> bool:
-    """Whether the call recorded as ``name`` reads one value of an array into Python: a
-    conversion that reads values (``bool(x)``, ``x.__int__()``; not ``len(x)``) or the
-    arrays' ``item`` method."""
-    attr = name.rsplit(".", 1)[-1]
-    conv = CONVERSIONS.get(name) or CONVERSIONS.get(CONVERSION_DUNDERS.get(attr, ""))
-    return attr == "item" or (conv is not None and conv.reads_value)
 
 
 LEAVING_DUNDERS = CONVERSION_DUNDERS
@@ -243,7 +234,13 @@ class PatchingInterceptor:
             result = self.run_quiet(call, args, kwargs)
         except Exception:
             box = STAND_IN.get()
-            if box is None or box.used or not _reads_value(name) or len(args) != 1 or kwargs:
+            if (
+                box is None
+                or box.used
+                or not op_record(name).reads_value
+                or len(args) != 1
+                or kwargs
+            ):
                 raise
             result = box.take(self.unwrap(args[0]))  # an abstract array's known answer
         with rec.not_recording():

@@ -529,6 +529,9 @@ class OpRecord:
     even when nothing reads it, never merged."""
     conversion: Conversion | None = None
     """The conversion to a plain Python value it is (``builtins.bool``, ``__bool__``)."""
+    reads_value: bool = False
+    """Whether it reads one value of an array into a plain Python value: a conversion that
+    reads values (``bool(x)``; not ``len(x)``) or an array's ``item`` method."""
 
 
 _BY_OPERATOR_NAME = MappingProxyType({n: o for o in OPERATORS for n in o.names})
@@ -620,6 +623,8 @@ def op_record(op: str) -> OpRecord:
         view=op in _ALL_VIEWS,
         effect=op in EFFECT_OPS or (op in STRUCTURAL_OPS and STRUCTURAL_OPS[op].effect),
         conversion=conversion,
+        reads_value=(conversion is not None and conversion.reads_value)
+        or (attr == "item" and bool(owner)),
     )
 
 
