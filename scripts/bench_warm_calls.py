@@ -16,16 +16,15 @@ default thread count (see ``bench_transpile.py`` on threads and load).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+from bench_transpile import _emit, _run_child
 
 MODELS = ("ResNet-50", "BERT-base", "GPT-2")
 TARGETS = ("tensorflow", "jax")
@@ -107,21 +106,16 @@ def main() -> None:
     ap.add_argument("--child", nargs=2, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        print(json.dumps(_child(a.child[0], a.child[1], a.rounds, a.bert_mask)))
+        _emit(_child(a.child[0], a.child[1], a.rounds, a.bert_mask))
         return
     for name in a.models:
         for target in TARGETS:
-            cmd = [sys.executable, __file__, "--child", name, target, "--rounds", str(a.rounds)]
-            done = subprocess.run(
-                cmd + (["--bert-mask"] if a.bert_mask else []),
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if done.returncode != 0:
-                print(f"{name} -> {target}: failed\n{done.stderr[-2000:]}")
+            argv = [name, target, "--rounds", str(a.rounds)]
+            res = _run_child(*argv, *(["--bert-mask"] if a.bert_mask else []), threads=0,
+                             script=__file__)  # fmt: skip
+            if "error" in res:
+                print(f"{name} -> {target}: failed\n{res['error']}")
                 continue
-            res = json.loads(done.stdout.strip().splitlines()[-1])
             print(
                 f"{name:10s} {target:10s} torch {res['torch ms']:7.1f} ms  "
                 f"eager {res['eager / torch']:.3f}x  warm {res['warm / torch']:.3f}x  "
