@@ -140,3 +140,25 @@ def test_a_far_guard_the_meta_retrace_does_not_clear_stays_without_a_real_retrac
     torch.testing.assert_close(graph(y), capped(y))
     with pytest.raises(ivy.GuardFailure, match="comparison"):
         graph(torch.randn(1, 2049, 3))
+
+
+def test_a_move_far_down_is_retraced_for_real_alone():
+    """Length 9 to 1 (``q_length > 1``): a real retrace at length 1 computes less than
+    torch's meta kernels cost, and its answer is final, so no meta retrace is made; the
+    guard is still found idle, and length 1 is answered."""
+    fn, seen = _noting(attention_like)
+    q, mask = torch.randn(2, 9, 4), torch.ones(2, 9, dtype=torch.bool)
+    graph = ivy.trace_graph(fn, args=(q, mask))
+    assert not _guards(graph), graph.ir
+    assert (1, "cpu") in seen and (1, "meta") not in seen, seen
+    q, mask = torch.randn(2, 1, 4), torch.ones(2, 1, dtype=torch.bool)
+    torch.testing.assert_close(graph(q, mask), attention_like(q, mask))
+
+
+def test_a_move_down_by_less_than_a_quarter_looks_on_meta_first():
+    """Length 3 to 1 is not a quarter: the meta retrace is looked at first and, showing the
+    guard idle, is the only retrace made."""
+    fn, seen = _noting(attention_like)
+    graph = ivy.trace_graph(fn, args=(torch.randn(2, 3, 4), torch.ones(2, 3, dtype=torch.bool)))
+    assert not _guards(graph), graph.ir
+    assert (1, "meta") in seen and (1, "cpu") not in seen, seen

@@ -14,7 +14,7 @@ import torch
 from intercept_support import assert_names_resolve, ops
 
 import ivytrace as ivy
-from ivytrace_intercept import trace
+from ivytrace_intercept import pycode, trace
 from ivytrace_intercept.pycode import reachable_functions, rewrite_code
 
 F = pytest.importorskip("torchvision.transforms.v2.functional")
@@ -110,3 +110,61 @@ def test_isinstance_and_attribute_uses_of_int_are_not_rewritten():
 
     new = rewrite_code(uses.__code__, uses.__globals__)
     assert new is None
+
+
+def _codes_of(modules):
+    """Every code object of the functions (and the code nested in them) of ``modules``."""
+    out, seen = [], set()
+
+    def walk(code):
+        if id(code) not in seen:
+            seen.add(id(code))
+            out.append(code)
+            for c in code.co_consts:
+                if isinstance(c, types.CodeType):
+                    walk(c)
+
+    for mod in modules:
+        for v in vars(mod).values():
+            for f in (v, *vars(v).values()) if isinstance(v, type) else (v,):
+                f = getattr(f, "__func__", f)
+                if isinstance(f, types.FunctionType):
+                    walk(f.__code__)
+    return out
+
+
+@pytest.mark.skipif(pycode._CACHES is None, reason="the rewrite knows 3.11's bytecode only")
+def test_global_sites_found_without_decoding_equal_the_decoded_ones():
+    """The scan finds ``LOAD_GLOBAL`` sites by their opcode byte (no full decode); on the
+    code of libraries full of globals, ``EXTENDED_ARG`` prefixes and attribute reads they
+    are exactly the sites the instruction-by-instruction decode finds."""
+    import argparse
+    import email.message
+    import json.decoder
+
+    import transformers.modeling_utils
+    import transformers.models.bert.modeling_bert
+
+    # and a function naming 300 globals before ``int``, ``math`` and ``len``: their name
+    # indices need an EXTENDED_ARG
+    names = " + ".join(f"g{i}" for i in range(300))
+    src = f"def wide(x):\n    y = {names}\n    return int(x) + math.sqrt(x) + len(y)\n"
+    scope: dict = {}
+    exec(compile(src, "<wide>", "exec"), scope)
+    codes = [*_codes_of([
+        argparse, email.message, json.decoder, transformers.modeling_utils,
+        transformers.models.bert.modeling_bert, torch.nn.functional,
+    ]), scope["wide"].__code__]  # fmt: skip
+    assert len(codes) > 1000
+    key = ("kind", "start", "units", "arg")
+    wide = 0
+    for code in codes:
+        decoded = [
+            tuple(getattr(s, k) for k in key)
+            for s in pycode._decoded_sites(code)
+            if s.kind != "literal"
+        ]
+        found = [tuple(getattr(s, k) for k in key) for s in pycode._global_sites(code.co_code)]
+        assert found == decoded, code
+        wide += any(units > 6 for _, _, units, _ in found)  # an EXTENDED_ARG prefix read
+    assert wide, "no site with an EXTENDED_ARG prefix was compared"

@@ -83,6 +83,7 @@ _EXTENDED_ARG = _OP["EXTENDED_ARG"]
 _PUSH_NULL = _OP["PUSH_NULL"]
 _NOP = _OP["NOP"]
 _ATTR_READS = frozenset({_OP["LOAD_ATTR"], _OP["LOAD_METHOD"]})
+_LOAD_GLOBAL_BYTE = bytes([_LOAD_GLOBAL % 256])
 _OPERATIONS = frozenset({_OP["BINARY_OP"], _OP["COMPARE_OP"]})
 
 
@@ -270,6 +271,42 @@ def _is_left_operand(instrs: list[tuple[int, int, int, int]], k: int) -> bool:
 
 
 def _sites(code: types.CodeType) -> tuple[_Site, ...]:
+    if not any(type(c) is float and math.isfinite(c) for c in code.co_consts):
+        return _global_sites(code.co_code)
+    return _decoded_sites(code)
+
+
+def _global_sites(co_code: bytes) -> tuple[_Site, ...]:
+    """The ``LOAD_GLOBAL`` sites of :func:`_decoded_sites`, found without decoding every
+    instruction: an opcode byte is never a cache entry's (3.11's ``co_code`` holds caches as
+    zeros) nor an argument, so each ``LOAD_GLOBAL`` is where its byte sits at an even
+    offset; its ``EXTENDED_ARG`` prefixes are read backwards. Code with no finite float
+    constant has no literal site, and most code has none (BERT's conversion scans 1,389
+    code objects with a global to look at, once per process)."""
+    ops = co_code[0::2]
+    n = len(ops)
+    caches = _CACHES[_LOAD_GLOBAL]  # type: ignore[index]
+    out = []
+    i = ops.find(_LOAD_GLOBAL_BYTE)
+    while i != -1:
+        start, arg, shift = i, co_code[2 * i + 1], 8
+        while start > 0 and ops[start - 1] == _EXTENDED_ARG:
+            start -= 1
+            arg |= co_code[2 * start + 1] << shift
+            shift += 8
+        end = i + 1 + caches
+        nxt = end
+        while nxt < n and ops[nxt] == _EXTENDED_ARG:
+            nxt += 1
+        if nxt < n and ops[nxt] in _ATTR_READS:
+            out.append(_Site("attr" if not arg & 1 else "attr+null", start, end - start, arg >> 1))
+        elif arg & 1:
+            out.append(_Site("call", start, end - start, arg >> 1))
+        i = ops.find(_LOAD_GLOBAL_BYTE, end)
+    return tuple(out)
+
+
+def _decoded_sites(code: types.CodeType) -> tuple[_Site, ...]:
     instrs = _instructions(code.co_code)
     names, consts = code.co_names, code.co_consts
     out = []
@@ -343,7 +380,6 @@ def rewrite_code(code: types.CodeType, globals_: dict[str, Any]) -> types.CodeTy
         code.co_names, globals_
     ):
         return None  # nothing to rewrite: the common case, decided fast and not cached
-        return None
     consts = list(code.co_consts)
     raw = bytearray(code.co_code)
     index: dict[Any, int] = {}
