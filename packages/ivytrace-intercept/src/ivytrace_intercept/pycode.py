@@ -298,26 +298,33 @@ def _global_sites(co_code: bytes) -> tuple[_Site, ...]:
         nxt = end
         while nxt < n and ops[nxt] == _EXTENDED_ARG:
             nxt += 1
-        if nxt < n and ops[nxt] in _ATTR_READS:
-            out.append(_Site("attr" if not arg & 1 else "attr+null", start, end - start, arg >> 1))
-        elif arg & 1:
-            out.append(_Site("call", start, end - start, arg >> 1))
+        site = _global_site(start, end - start, arg, ops[nxt] if nxt < n else None)
+        if site is not None:
+            out.append(site)
         i = ops.find(_LOAD_GLOBAL_BYTE, end)
     return tuple(out)
 
 
+def _global_site(start: int, units: int, arg: int, next_op: int | None) -> _Site | None:
+    """The site of a ``LOAD_GLOBAL`` followed by ``next_op``: read for an attribute
+    (``math.sqrt``; with the NULL bit when the attribute is then called: ``NULL + math`` and
+    ``LOAD_ATTR sqrt``), or called by name; None for any other use of the global."""
+    if next_op in _ATTR_READS:
+        return _Site("attr" if not arg & 1 else "attr+null", start, units, arg >> 1)
+    return _Site("call", start, units, arg >> 1) if arg & 1 else None
+
+
 def _decoded_sites(code: types.CodeType) -> tuple[_Site, ...]:
     instrs = _instructions(code.co_code)
-    names, consts = code.co_names, code.co_consts
+    consts = code.co_consts
     out = []
     for k, (start, units, op, arg) in enumerate(instrs):
         if op == _LOAD_GLOBAL:
-            # read for an attribute (``math.sqrt``; with the NULL bit when the attribute is
-            # then called: ``NULL + math`` and ``LOAD_ATTR sqrt``), or called by name
-            if k + 1 < len(instrs) and instrs[k + 1][2] in _ATTR_READS:
-                out.append(_Site("attr" if not arg & 1 else "attr+null", start, units, arg >> 1))
-            elif arg & 1:
-                out.append(_Site("call", start, units, arg >> 1))
+            site = _global_site(
+                start, units, arg, instrs[k + 1][2] if k + 1 < len(instrs) else None
+            )
+            if site is not None:
+                out.append(site)
         elif (
             op == _LOAD_CONST
             and type(consts[arg]) is float
@@ -325,7 +332,6 @@ def _decoded_sites(code: types.CodeType) -> tuple[_Site, ...]:
             and _is_left_operand(instrs, k)
         ):
             out.append(_Site("literal", start, units, arg))
-    del names
     return tuple(out)
 
 
